@@ -1,0 +1,80 @@
+package dev.tether.bench;
+
+import dev.tether.Heartbeat;
+import dev.tether.LeaseExtender;
+import dev.tether.LeaseExtenderConfig;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The cost of {@link Heartbeat#beat()} with a {@link LeaseExtender} attached and no extension due:
+ * the hot path of every tool call. One heartbeat is shared by all benchmark threads.
+ *
+ * <p>Run: {@code java -jar tether-bench/target/benchmarks.jar HeartbeatBenchmark}
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode({Mode.AverageTime, Mode.SampleTime})
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class HeartbeatBenchmark {
+  private Heartbeat heartbeat;
+  private LeaseExtender.Attachment attachment;
+  private Heartbeat bare;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    heartbeat = new Heartbeat();
+    bare = new Heartbeat();
+    // an interval far longer than the run: no extension ever becomes due
+    LeaseExtender extender =
+        new LeaseExtender(LeaseExtenderConfig.of(Duration.ofHours(1), Duration.ofHours(2)));
+    attachment = extender.attach(new NoOpMessage(), heartbeat);
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    if (attachment.extensions() != 0) {
+      throw new IllegalStateException("an extension ran during the benchmark");
+    }
+    attachment.close();
+  }
+
+  @Benchmark
+  @Threads(1)
+  public void beatWithExtenderOneThread() {
+    heartbeat.beat();
+  }
+
+  @Benchmark
+  @Threads(4)
+  public void beatWithExtenderFourThreads() {
+    heartbeat.beat();
+  }
+
+  @Benchmark
+  @Threads(1)
+  public void beatNoCallbacks() {
+    bare.beat();
+  }
+
+  @Benchmark
+  @Threads(1)
+  public long nanoTimeBaseline() {
+    return System.nanoTime();
+  }
+}

@@ -1,0 +1,58 @@
+package dev.tether.bench;
+
+import dev.tether.mailbox.Message;
+import java.time.Duration;
+import java.time.Instant;
+
+/** A message whose operations do nothing, to measure the cost around them. */
+final class NoOpMessage implements Message<String, String> {
+  private final Instant enqueuedAt = Instant.now();
+
+  @Override
+  public String id() {
+    return "bench";
+  }
+
+  @Override
+  public String body() {
+    return "";
+  }
+
+  @Override
+  public String receiptHandle() {
+    return "bench-1";
+  }
+
+  @Override
+  public int deliveryCount() {
+    return 1;
+  }
+
+  @Override
+  public Instant enqueuedAt() {
+    return enqueuedAt;
+  }
+
+  @Override
+  public boolean hasReplyTo() {
+    return false;
+  }
+
+  @Override
+  public void acknowledge() {}
+
+  @Override
+  public void nack(Duration visibilityTimeout) {}
+
+  @Override
+  public void extendVisibility(Duration timeout) {}
+
+  @Override
+  public void reply(String body) {}
+
+  @Override
+  public void replyAndAcknowledge(String body) {}
+
+  @Override
+  public void deadLetter(String reason) {}
+}

@@ -1,0 +1,114 @@
+package dev.tether.mailbox;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A durable-or-not queue of messages leased to workers for a visibility timeout, after the model
+ * of Amazon SQS.
+ *
+ * <h2>Contract</h2>
+ *
+ * Every implementation keeps these invariants (checked by the shared contract test suite):
+ *
+ * <ul>
+ *   <li>a message is in exactly one state: <em>visible</em> (receivable), <em>invisible</em>
+ *       (leased through one receipt handle until its visibility timeout passes) or
+ *       <em>finalized</em> (acknowledged or dead-lettered, never delivered again);
+ *   <li>each delivery gets a new receipt handle; handles are never reused;
+ *   <li>no message is lost: a sent message is eventually finalized, or stays receivable;
+ *   <li>{@link Message#deliveryCount()} never decreases; the first delivery is 1;
+ *   <li>an operation through a stale handle changes nothing and throws {@link
+ *       ReceiptHandleExpiredException} (or {@link MessageFinalizedException} for a second
+ *       finalization through the same handle);
+ *   <li>expiry is decided at the moment of each operation by the mailbox's clock, not by the
+ *       timing of a background reaper: an expired lease is receivable again at once, and past the
+ *       mailbox's maximum deliveries it is dead-lettered instead of delivered.
+ * </ul>
+ *
+ * <p>Implementations are thread-safe. {@link #receive} blocks for at most its wait time; {@link
+ * #close()} wakes blocked receivers, which then return what they have (possibly nothing).
+ *
+ * @param <T> the body type of the messages in this mailbox
+ * @param <R> the body type of replies to them
+ */
+public interface Mailbox<T, R> extends AutoCloseable {
+
+  /** Most messages one {@link #receive} may return, as in SQS. */
+  int MAX_MESSAGES_PER_RECEIVE = 10;
+
+  /** Longest visibility timeout, as in SQS. */
+  Duration MAX_VISIBILITY_TIMEOUT = Duration.ofHours(12);
+
+  /** Longest long-poll wait of one {@link #receive}. */
+  Duration MAX_WAIT_TIME = Duration.ofSeconds(20);
+
+  /**
+   * Returns the mailbox's name (a queue name), used in logs and metrics.
+   *
+   * @return the name
+   */
+  String name();
+
+  /**
+   * Sends a message without a reply-to mailbox.
+   *
+   * @param body the body; not null
+   * @return the new message's id
+   * @throws MailboxFullException if the mailbox is at its bound
+   * @throws SerializationException if the body cannot be encoded or is too large
+   * @throws MailboxConnectionException if the store cannot be reached
+   * @throws IllegalStateException if the mailbox is closed
+   */
+  String send(T body);
+
+  /**
+   * Sends a message whose replies go to {@code replyTo}.
+   *
+   * @param body the body; not null
+   * @param replyTo where {@link Message#reply} and {@link Message#replyAndAcknowledge} send; an
+   *     implementation may require a mailbox of its own kind (to make reply and acknowledge
+   *     atomic) and throws {@link InvalidParameterException} otherwise
+   * @return the new message's id
+   * @throws MailboxFullException if the mailbox is at its bound
+   * @throws SerializationException if the body cannot be encoded or is too large
+   * @throws InvalidParameterException if {@code replyTo} is not usable by this implementation
+   */
+  String send(T body, Mailbox<R, ?> replyTo);
+
+  /**
+   * Receives up to {@code maxMessages} visible messages, making each invisible for {@code
+   * visibilityTimeout} and incrementing its delivery count. Waits up to {@code waitTime} for the
+   * first message when none is visible, returning as soon as one is (long poll).
+   *
+   * <p>If the calling thread is interrupted, returns what it has (possibly nothing) with the
+   * interrupt flag set.
+   *
+   * @param maxMessages 1 to {@value #MAX_MESSAGES_PER_RECEIVE}
+   * @param visibilityTimeout 0 to {@link #MAX_VISIBILITY_TIMEOUT}
+   * @param waitTime 0 to {@link #MAX_WAIT_TIME}
+   * @return the received messages, oldest first; empty if none arrived in time or the mailbox
+   *     was closed meanwhile
+   * @throws InvalidParameterException if an argument is out of range
+   * @throws MailboxConnectionException if the store cannot be reached
+   */
+  List<Message<T, R>> receive(int maxMessages, Duration visibilityTimeout, Duration waitTime);
+
+  /**
+   * Returns an approximate count of messages not yet finalized (visible and invisible).
+   *
+   * @return the count; may be stale under concurrent use
+   */
+  long approximateCount();
+
+  /**
+   * Deletes every message not yet finalized. Outstanding receipt handles become stale.
+   *
+   * @return how many were deleted
+   */
+  long purge();
+
+  /** Closes the mailbox and wakes blocked receivers; idempotent. */
+  @Override
+  void close();
+}
