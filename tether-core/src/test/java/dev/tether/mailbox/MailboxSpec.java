@@ -1,0 +1,26 @@
+package dev.tether.mailbox;
+
+import dev.tether.SettableClock;
+import java.util.Objects;
+
+/**
+ * What the contract suites ask of a mailbox under test.
+ *
+ * @param clock the clock the mailbox must use for every instant and every expiry decision (a
+ *     JDBC mailbox uses it in place of the database clock)
+ * @param maxDeliveries deliveries after which a message whose lease expired is dead-lettered
+ *     instead of delivered again
+ * @param capacity most messages not yet finalized; 0 for unbounded
+ */
+public record MailboxSpec(SettableClock clock, int maxDeliveries, int capacity) {
+  /** Validates the spec. */
+  public MailboxSpec {
+    Objects.requireNonNull(clock, "clock");
+    if (maxDeliveries < 1) {
+      throw new IllegalArgumentException("maxDeliveries must be >= 1, was " + maxDeliveries);
+    }
+    if (capacity < 0) {
+      throw new IllegalArgumentException("capacity must be >= 0, was " + capacity);
+    }
+  }
+}
