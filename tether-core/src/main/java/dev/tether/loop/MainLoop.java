@@ -1,0 +1,535 @@
+package dev.tether.loop;
+
+import dev.tether.Heartbeat;
+import dev.tether.LeaseExtender;
+import dev.tether.Ticker;
+import dev.tether.mailbox.DeadLetterPolicy;
+import dev.tether.mailbox.Mailbox;
+import dev.tether.mailbox.MailboxException;
+import dev.tether.mailbox.Message;
+import dev.tether.mailbox.ReceiptHandleExpiredException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Receives messages from a {@link Mailbox} and runs a {@link Handler} on each, keeping each
+ * message's lease alive for as long as the handler proves progress by beating (seeds 000 and 004).
+ *
+ * <h2>One iteration</h2>
+ *
+ * <ol>
+ *   <li>receive up to {@link MainLoopConfig#maxMessages()} messages with the configured visibility
+ *       timeout and long-poll wait, then beat (an idle loop is a live loop);
+ *   <li>for each message: attach a {@link LeaseExtender} to the loop's heartbeat, run the handler
+ *       with a {@link WorkContext} (heartbeat, deadline, delivery count, lease-lost and shutdown
+ *       signals), detach; then
+ *       <ul>
+ *         <li>on success, reply (if the message has a reply-to) and acknowledge as one step;
+ *         <li>on failure, nack with the policy's backoff or dead-letter, as the {@link
+ *             DeadLetterPolicy} decides;
+ *         <li>on {@link WorkStoppedException} for a lost lease, leave the message to its new owner;
+ *             for shutdown, hand it back at once;
+ *       </ul>
+ *       and beat.
+ * </ol>
+ *
+ * A result whose acknowledgement is refused because the lease was lost is discarded with a
+ * warning: another delivery owns the message (at-least-once execution, exactly-once completion).
+ *
+ * <h2>Shutdown</h2>
+ *
+ * {@link #shutdown()} may be called from any thread. A loop blocked in a long-poll receive is woken
+ * (its thread is interrupted only while inside {@code receive}); messages received but not started
+ * are handed back at once ({@code nack(0)}); a running handler is not interrupted but sees {@link
+ * WorkContext#isShutdownRequested()} and is allowed to finish.
+ *
+ * <h2>Nested loops</h2>
+ *
+ * {@link #execute(Object, WorkContext)} runs this loop's handler on a request without a message,
+ * beating the caller's heartbeat, so that an outer loop (the seeds' {@code EvalLoop}) whose message
+ * is being processed gets its lease extended by the inner work's beats.
+ *
+ * <p>Thread-safe: {@code run} executes on one thread at a time; everything else may be called from
+ * any thread.
+ *
+ * @param <T> the request type
+ * @param <R> the result type
+ */
+public final class MainLoop<T, R> implements WorkLoop {
+  private static final Logger log = LoggerFactory.getLogger(MainLoop.class);
+
+  /** How long to wait before receiving again after the mailbox failed. */
+  static final Duration RECEIVE_FAILURE_BACKOFF = Duration.ofSeconds(1);
+
+  private final String name;
+  private final Mailbox<T, R> requests;
+  private final Handler<T, R> handler;
+  private final MainLoopConfig config;
+  private final Ticker ticker;
+  private final Heartbeat heartbeat;
+  private final LeaseExtender extender;
+  private final Listener listener;
+
+  private final Object phaseLock = new Object();
+  private Thread runner; // guarded by phaseLock
+  private boolean inReceive; // guarded by phaseLock
+  private boolean started; // guarded by phaseLock
+  private volatile boolean running;
+  private volatile boolean shutdownRequested;
+
+  private MainLoop(Builder<T, R> b) {
+    this.name = b.name;
+    this.requests = b.requests;
+    this.handler = b.handler;
+    this.config = b.config;
+    this.ticker = b.ticker;
+    this.heartbeat = b.heartbeat != null ? b.heartbeat : new Heartbeat(b.ticker);
+    this.listener = b.listener;
+    this.extender = new LeaseExtender(config.leaseExtender(), b.extenderListener);
+  }
+
+  /**
+   * Returns a builder.
+   *
+   * @param name the loop's name (thread, logs, health)
+   * @param requests the mailbox to receive from
+   * @param handler the work to run on each message
+   * @param <T> the request type
+   * @param <R> the result type
+   * @return a new builder
+   */
+  public static <T, R> Builder<T, R> builder(
+      String name, Mailbox<T, R> requests, Handler<T, R> handler) {
+    return new Builder<>(name, requests, handler);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public Heartbeat heartbeat() {
+    return heartbeat;
+  }
+
+  @Override
+  public Optional<MainLoopConfig> config() {
+    return Optional.of(config);
+  }
+
+  @Override
+  public boolean isRunning() {
+    return running;
+  }
+
+  /**
+   * Returns whether {@link #shutdown()} was called.
+   *
+   * @return true once shutdown was requested
+   */
+  public boolean isShutdownRequested() {
+    return shutdownRequested;
+  }
+
+  @Override
+  public void run() {
+    run(Long.MAX_VALUE);
+  }
+
+  /**
+   * Runs at most {@code maxIterations} receive iterations (or until shut down), on the calling
+   * thread.
+   *
+   * @param maxIterations the most receives to make; at least 1
+   * @throws IllegalStateException if the loop already ran or is running
+   * @throws IllegalArgumentException if {@code maxIterations < 1}
+   */
+  public void run(long maxIterations) {
+    if (maxIterations < 1) {
+      throw new IllegalArgumentException("maxIterations must be >= 1, was " + maxIterations);
+    }
+    synchronized (phaseLock) {
+      if (started) {
+        throw new IllegalStateException("MainLoop '" + name + "' has already been run");
+      }
+      started = true;
+      runner = Thread.currentThread();
+      running = true;
+    }
+    log.info("MainLoop '{}' started on mailbox '{}' with {}", name, requests.name(), config);
+    try {
+      for (long i = 0; i < maxIterations && !shutdownRequested; i++) {
+        List<Message<T, R>> messages = receive();
+        heartbeat.beat(); // after receive: an idle loop is a live loop
+        for (int m = 0; m < messages.size(); m++) {
+          if (shutdownRequested) {
+            handBack(messages.subList(m, messages.size()));
+            break;
+          }
+          handle(messages.get(m));
+          heartbeat.beat(); // after each message: processing completes
+        }
+      }
+    } finally {
+      synchronized (phaseLock) {
+        runner = null;
+        running = false;
+      }
+      log.info("MainLoop '{}' stopped", name);
+    }
+  }
+
+  private List<Message<T, R>> receive() {
+    synchronized (phaseLock) {
+      if (shutdownRequested) {
+        return List.of();
+      }
+      inReceive = true;
+    }
+    try {
+      return requests.receive(config.maxMessages(), config.visibilityTimeout(), config.waitTime());
+    } catch (MailboxException e) {
+      log.error(
+          "MainLoop '{}': receive from '{}' failed; retrying in {}",
+          name,
+          requests.name(),
+          RECEIVE_FAILURE_BACKOFF,
+          e);
+      pauseAfterFailure();
+      return List.of();
+    } finally {
+      synchronized (phaseLock) {
+        inReceive = false;
+        if (shutdownRequested) {
+          Thread.interrupted(); // clear the wake-up interrupt sent by shutdown()
+        }
+      }
+    }
+  }
+
+  private void pauseAfterFailure() {
+    long end = ticker.read() + RECEIVE_FAILURE_BACKOFF.toNanos();
+    synchronized (phaseLock) {
+      long left;
+      while (!shutdownRequested && (left = end - ticker.read()) > 0) {
+        try {
+          phaseLock.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          shutdownRequested = true;
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  private void handBack(List<Message<T, R>> messages) {
+    for (Message<T, R> message : messages) {
+      try {
+        message.nack(Duration.ZERO);
+        log.info("MainLoop '{}': shutting down, handed message {} back", name, message.id());
+      } catch (MailboxException e) {
+        log.warn(
+            "MainLoop '{}': could not hand message {} back ({}); it becomes visible when its"
+                + " lease expires",
+            name,
+            message.id(),
+            e.getMessage());
+      }
+    }
+  }
+
+  private void handle(Message<T, R> message) {
+    long start = ticker.read();
+    listener.received(message);
+    R result = null;
+    Exception failure = null;
+    boolean leaseLost;
+    try (LeaseExtender.Attachment attachment = extender.attach(message, heartbeat)) {
+      WorkContext context = contextFor(message, attachment);
+      try {
+        result = handler.handle(message.body(), context);
+      } catch (Exception e) {
+        failure = e;
+      }
+      leaseLost = attachment.isLeaseLost();
+    }
+    Duration took = Duration.ofNanos(ticker.read() - start);
+    if (failure instanceof WorkStoppedException) {
+      WorkStoppedException stopped = (WorkStoppedException) failure;
+      if (stopped.reason() == WorkStoppedException.Reason.LEASE_LOST) {
+        log.warn("MainLoop '{}': message {} stopped early, lease lost", name, message.id());
+        listener.leaseLost(message);
+        return;
+      }
+      if (stopped.reason() == WorkStoppedException.Reason.SHUTDOWN) {
+        handBack(List.of(message));
+        return;
+      }
+    }
+    if (failure == null) {
+      complete(message, result, took, leaseLost);
+    } else {
+      fail(message, failure, took);
+    }
+  }
+
+  private WorkContext contextFor(Message<T, R> message, LeaseExtender.Attachment attachment) {
+    WorkContext.Builder b =
+        WorkContext.builder(heartbeat)
+            .message(message.id(), message.deliveryCount())
+            .leaseLost(attachment::isLeaseLost)
+            .shutdownRequested(() -> shutdownRequested);
+    config.deadline().ifPresent(d -> b.deadline(Deadline.after(d, ticker)));
+    return b.build();
+  }
+
+  private void complete(Message<T, R> message, R result, Duration took, boolean leaseLost) {
+    try {
+      message.replyAndAcknowledge(result);
+      listener.completed(message, took);
+    } catch (ReceiptHandleExpiredException e) {
+      log.warn(
+          "MainLoop '{}': result of message {} discarded: its lease was lost{} ({})",
+          name,
+          message.id(),
+          leaseLost ? " during processing" : "",
+          e.getMessage());
+      listener.leaseLost(message);
+    } catch (MailboxException e) {
+      log.error(
+          "MainLoop '{}': could not acknowledge message {}; it will be redelivered after its"
+              + " lease expires",
+          name,
+          message.id(),
+          e);
+    }
+  }
+
+  private void fail(Message<T, R> message, Exception failure, Duration took) {
+    DeadLetterPolicy.Decision decision =
+        config.deadLetterPolicy().decide(message.deliveryCount(), failure);
+    listener.failed(message, failure, decision, took);
+    try {
+      if (decision.isDeadLetter()) {
+        log.warn(
+            "MainLoop '{}': message {} dead-lettered: {}", name, message.id(), decision.reason(),
+            failure);
+        message.deadLetter(decision.reason());
+      } else {
+        log.warn(
+            "MainLoop '{}': message {} failed on delivery {}; retrying after {}",
+            name,
+            message.id(),
+            message.deliveryCount(),
+            decision.delay(),
+            failure);
+        message.nack(decision.delay());
+      }
+    } catch (ReceiptHandleExpiredException e) {
+      log.warn(
+          "MainLoop '{}': message {} failed but its lease was already lost ({})",
+          name,
+          message.id(),
+          e.getMessage());
+    } catch (MailboxException e) {
+      log.error(
+          "MainLoop '{}': could not nack or dead-letter message {}; it will be redelivered"
+              + " after its lease expires",
+          name,
+          message.id(),
+          e);
+    }
+  }
+
+  /**
+   * Runs this loop's handler on {@code request} without a message, as a nested loop: the handler's
+   * beats go to {@code outer}'s heartbeat (extending the outer message's lease), and it sees the
+   * outer work's deadline and stop signals.
+   *
+   * @param request the request
+   * @param outer the outer work's context
+   * @return the handler's result
+   * @throws Exception whatever the handler throws
+   */
+  public R execute(T request, WorkContext outer) throws Exception {
+    Objects.requireNonNull(outer, "outer");
+    WorkContext.Builder b =
+        WorkContext.builder(outer.heartbeat())
+            .leaseLost(outer::isLeaseLost)
+            .shutdownRequested(() -> shutdownRequested || outer.isShutdownRequested());
+    outer.messageId().ifPresent(id -> b.message(id, outer.deliveryCount()));
+    Deadline deadline = outer.deadline().orElse(null);
+    if (config.deadline().isPresent()) {
+      Deadline own = Deadline.after(config.deadline().get(), ticker);
+      deadline = deadline == null ? own : deadline.min(own);
+    }
+    b.deadline(deadline);
+    return handler.handle(request, b.build());
+  }
+
+  @Override
+  public void shutdown() {
+    synchronized (phaseLock) {
+      if (!shutdownRequested) {
+        shutdownRequested = true;
+        log.info("MainLoop '{}': shutdown requested", name);
+      }
+      if (inReceive && runner != null) {
+        runner.interrupt(); // wake a long-poll receive; cleared again when receive returns
+      }
+      phaseLock.notifyAll();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "MainLoop[" + name + ", running=" + running + ", mailbox=" + requests.name() + "]";
+  }
+
+  /**
+   * Observes a {@link MainLoop}, for metrics. Methods run on the loop's thread, must be fast and
+   * should not throw.
+   */
+  public interface Listener {
+    /** A listener that ignores everything. */
+    Listener NONE = new Listener() {};
+
+    /**
+     * A message was received and is about to be handled.
+     *
+     * @param message the message
+     */
+    default void received(Message<?, ?> message) {}
+
+    /**
+     * A message was handled and acknowledged.
+     *
+     * @param message the message
+     * @param took the handler's duration
+     */
+    default void completed(Message<?, ?> message, Duration took) {}
+
+    /**
+     * A handler failed; the decision says whether the message is retried or dead-lettered.
+     *
+     * @param message the message
+     * @param error the failure
+     * @param decision the policy's decision
+     * @param took the handler's duration
+     */
+    default void failed(
+        Message<?, ?> message,
+        Exception error,
+        DeadLetterPolicy.Decision decision,
+        Duration took) {}
+
+    /**
+     * The lease of a message was lost; its result, if any, was discarded.
+     *
+     * @param message the message
+     */
+    default void leaseLost(Message<?, ?> message) {}
+  }
+
+  /**
+   * Builds a {@link MainLoop}. Not thread-safe.
+   *
+   * @param <T> the request type
+   * @param <R> the result type
+   */
+  public static final class Builder<T, R> {
+    private final String name;
+    private final Mailbox<T, R> requests;
+    private final Handler<T, R> handler;
+    private MainLoopConfig config = MainLoopConfig.defaults();
+    private Ticker ticker = Ticker.system();
+    private Heartbeat heartbeat;
+    private Listener listener = Listener.NONE;
+    private LeaseExtender.Listener extenderListener = LeaseExtender.Listener.NONE;
+
+    private Builder(String name, Mailbox<T, R> requests, Handler<T, R> handler) {
+      this.name = Objects.requireNonNull(name, "name");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("loop name must not be blank");
+      }
+      this.requests = Objects.requireNonNull(requests, "requests");
+      this.handler = Objects.requireNonNull(handler, "handler");
+    }
+
+    /**
+     * Sets the configuration.
+     *
+     * @param config the configuration
+     * @return this builder
+     */
+    public Builder<T, R> config(MainLoopConfig config) {
+      this.config = Objects.requireNonNull(config, "config");
+      return this;
+    }
+
+    /**
+     * Sets the monotonic ticker for deadlines, rate limits and the loop's heartbeat.
+     *
+     * @param ticker the ticker
+     * @return this builder
+     */
+    public Builder<T, R> ticker(Ticker ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    /**
+     * Uses {@code heartbeat} as the loop's heartbeat instead of a new one (it must read the same
+     * ticker).
+     *
+     * @param heartbeat the heartbeat
+     * @return this builder
+     */
+    public Builder<T, R> heartbeat(Heartbeat heartbeat) {
+      this.heartbeat = Objects.requireNonNull(heartbeat, "heartbeat");
+      return this;
+    }
+
+    /**
+     * Sets the loop's listener.
+     *
+     * @param listener the listener
+     * @return this builder
+     */
+    public Builder<T, R> listener(Listener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Sets the lease extender's listener.
+     *
+     * @param listener the listener
+     * @return this builder
+     */
+    public Builder<T, R> extenderListener(LeaseExtender.Listener listener) {
+      this.extenderListener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Builds the loop.
+     *
+     * @return the loop
+     * @throws IllegalArgumentException if a heartbeat was given that reads another ticker
+     */
+    public MainLoop<T, R> build() {
+      if (heartbeat != null && heartbeat.ticker() != ticker) {
+        throw new IllegalArgumentException(
+            "the heartbeat must read the loop's ticker: deadlines and rate limits compare them");
+      }
+      return new MainLoop<>(this);
+    }
+  }
+}
