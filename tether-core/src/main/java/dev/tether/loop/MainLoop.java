@@ -246,7 +246,7 @@ public final class MainLoop<T, R> implements WorkLoop {
 
   private void handle(Message<T, R> message) {
     long start = ticker.read();
-    listener.received(message);
+    safely(() -> listener.received(message));
     R result = null;
     Exception failure = null;
     boolean leaseLost;
@@ -264,7 +264,7 @@ public final class MainLoop<T, R> implements WorkLoop {
       WorkStoppedException stopped = (WorkStoppedException) failure;
       if (stopped.reason() == WorkStoppedException.Reason.LEASE_LOST) {
         log.warn("MainLoop '{}': message {} stopped early, lease lost", name, message.id());
-        listener.leaseLost(message);
+        safely(() -> listener.leaseLost(message));
         return;
       }
       if (stopped.reason() == WorkStoppedException.Reason.SHUTDOWN) {
@@ -292,7 +292,7 @@ public final class MainLoop<T, R> implements WorkLoop {
   private void complete(Message<T, R> message, R result, Duration took, boolean leaseLost) {
     try {
       message.replyAndAcknowledge(result);
-      listener.completed(message, took);
+      safely(() -> listener.completed(message, took));
     } catch (ReceiptHandleExpiredException e) {
       log.warn(
           "MainLoop '{}': result of message {} discarded: its lease was lost{} ({})",
@@ -300,7 +300,7 @@ public final class MainLoop<T, R> implements WorkLoop {
           message.id(),
           leaseLost ? " during processing" : "",
           e.getMessage());
-      listener.leaseLost(message);
+      safely(() -> listener.leaseLost(message));
     } catch (MailboxException e) {
       log.error(
           "MainLoop '{}': could not acknowledge message {}; it will be redelivered after its"
@@ -314,7 +314,7 @@ public final class MainLoop<T, R> implements WorkLoop {
   private void fail(Message<T, R> message, Exception failure, Duration took) {
     DeadLetterPolicy.Decision decision =
         config.deadLetterPolicy().decide(message.deliveryCount(), failure);
-    listener.failed(message, failure, decision, took);
+    safely(() -> listener.failed(message, failure, decision, took));
     try {
       if (decision.isDeadLetter()) {
         log.warn(
@@ -344,6 +344,14 @@ public final class MainLoop<T, R> implements WorkLoop {
           name,
           message.id(),
           e);
+    }
+  }
+
+  private void safely(Runnable listenerCall) {
+    try {
+      listenerCall.run();
+    } catch (RuntimeException e) {
+      log.error("MainLoop '{}': listener failed; ignored", name, e);
     }
   }
 
