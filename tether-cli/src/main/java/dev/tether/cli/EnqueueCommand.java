@@ -1,0 +1,167 @@
+package dev.tether.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tether.cli.internal.CommandSpec;
+import dev.tether.cli.internal.Json;
+import dev.tether.cli.internal.ShellWords;
+import dev.tether.cli.internal.Stores;
+import dev.tether.jdbc.LeaseManager;
+import dev.tether.jdbc.NewWorkItem;
+import dev.tether.jdbc.TetherStore;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code tether enqueue}: adds commands to a queue. */
+@Command(
+    name = "enqueue",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Enqueue a command (everything after --) or, with --file, one command per line.",
+      "Lines are split into words with shell quoting rules but never run through a shell;"
+          + " blank lines and lines starting with # are skipped.",
+      "Prints the new item's id (one per line with --file)."
+    })
+final class EnqueueCommand implements Callable<Integer> {
+  @Mixin StoreOptions store;
+
+  @Option(names = "--queue", defaultValue = "default", description = "Queue (default: ${DEFAULT-VALUE}).")
+  String queue;
+
+  @Option(names = "--priority", defaultValue = "0", description = "Higher runs first (default: 0).")
+  int priority;
+
+  @Option(names = "--delay", paramLabel = "DURATION", description = "Run no earlier than this from now (30s, 5m, 1h, PT1M).")
+  Duration delay;
+
+  @Option(names = "--max-attempts", defaultValue = "3", description = "Total deliveries before the item fails (default: ${DEFAULT-VALUE}).")
+  int maxAttempts;
+
+  @Option(names = "--key", paramLabel = "IDEMPOTENCY_KEY", description = "Enqueue at most once per queue with this key (with --file: KEY:LINE).")
+  String key;
+
+  @Option(names = "--liveness", defaultValue = "output", paramLabel = "output|process",
+      description = "output: only output proves work (default); process: the lease is renewed while the process is alive.")
+  String liveness;
+
+  @Option(names = "--shell", description = "Run the command through /bin/sh -c (words are joined with spaces).")
+  boolean shell;
+
+  @Option(names = "--env", paramLabel = "NAME=VALUE", description = "Add an environment variable (repeatable).")
+  List<String> env = new ArrayList<>();
+
+  @Option(names = "--file", paramLabel = "FILE", description = "Enqueue one command per line of FILE, in one batch.")
+  Path file;
+
+  @Option(names = "--json", description = "Print {\"ids\":[...]} instead of plain ids.")
+  boolean json;
+
+  @Parameters(paramLabel = "COMMAND", arity = "0..*", description = "The command and its arguments (after --).")
+  List<String> command = new ArrayList<>();
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws IOException {
+    PrintWriter out = spec.commandLine().getOut();
+    Stores.checkQueue(queue);
+    if (maxAttempts < 1 || maxAttempts > 1000) {
+      throw new TetherCli.UsageException("--max-attempts must be 1..1000, was " + maxAttempts);
+    }
+    Map<String, String> envMap = new LinkedHashMap<>();
+    for (String e : env) {
+      int eq = e.indexOf('=');
+      if (eq <= 0) {
+        throw new TetherCli.UsageException("--env '" + e + "' is not NAME=VALUE");
+      }
+      envMap.put(e.substring(0, eq), e.substring(eq + 1));
+    }
+    List<CommandSpec> specs = new ArrayList<>();
+    if (file != null) {
+      if (!command.isEmpty()) {
+        throw new TetherCli.UsageException("give either --file or a command, not both");
+      }
+      if (!Files.isReadable(file)) {
+        throw new TetherCli.UsageException("cannot read --file " + file);
+      }
+      List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+      for (int i = 0; i < lines.size(); i++) {
+        String line = lines.get(i).strip();
+        if (line.isEmpty() || line.startsWith("#")) {
+          continue;
+        }
+        try {
+          specs.add(spec(shell ? List.of(line) : ShellWords.split(line), envMap));
+        } catch (IllegalArgumentException e) {
+          throw new TetherCli.UsageException(file + " line " + (i + 1) + ": " + e.getMessage());
+        }
+      }
+      if (specs.isEmpty()) {
+        throw new TetherCli.UsageException("--file " + file + " has no commands");
+      }
+    } else {
+      if (command.isEmpty()) {
+        throw new TetherCli.UsageException(
+            "empty command: give one after --, e.g. tether enqueue -- echo hello");
+      }
+      specs.add(spec(shell ? List.of(String.join(" ", command)) : command, envMap));
+    }
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < specs.size(); i++) {
+      NewWorkItem.Builder b =
+          NewWorkItem.builder(queue)
+              .input(specs.get(i).toJson())
+              .priority(priority)
+              .maxAttempts(maxAttempts);
+      if (delay != null) {
+        b.delay(delay);
+      }
+      if (key != null) {
+        b.idempotencyKey(file == null ? key : key + ":" + (i + 1));
+      }
+      items.add(b.build());
+    }
+    boolean progress = items.size() > 1 && !json;
+    if (progress) {
+      spec.commandLine().getErr().println("enqueueing " + items.size() + " commands in one batch...");
+    }
+    List<Long> ids;
+    try (TetherStore s = store.open(true)) {
+      LeaseManager lm = new LeaseManager(s, "tether-cli:" + ProcessHandle.current().pid());
+      ids = items.size() == 1 ? List.of(lm.enqueue(items.get(0))) : lm.enqueueAll(items);
+    }
+    if (json) {
+      ObjectNode o = Json.MAPPER.createObjectNode();
+      ArrayNode a = o.putArray("ids");
+      ids.forEach(a::add);
+      out.println(Json.MAPPER.writeValueAsString(o));
+    } else {
+      for (long id : ids) {
+        out.println(id);
+      }
+    }
+    if (progress) {
+      spec.commandLine().getErr().println("enqueued " + ids.size() + " commands on queue '" + queue + "'");
+    }
+    out.flush();
+    return TetherCli.EXIT_OK;
+  }
+
+  private CommandSpec spec(List<String> argv, Map<String, String> envMap) {
+    return new CommandSpec(argv, shell, liveness, envMap);
+  }
+}

@@ -1,0 +1,87 @@
+package dev.tether.cli;
+
+import dev.tether.cli.internal.Durations;
+import dev.tether.cli.internal.Json;
+import dev.tether.cli.internal.Queries;
+import dev.tether.cli.internal.Reports;
+import dev.tether.cli.internal.Stores;
+import dev.tether.cli.internal.Table;
+import dev.tether.jdbc.TetherStore;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code tether ls}: lists items, newest first. */
+@Command(
+    name = "ls",
+    mixinStandardHelpOptions = true,
+    description = "List items, newest first. --json prints an array of item objects (see docs/CLI.md).")
+final class LsCommand implements Callable<Integer> {
+  @Mixin StoreOptions store;
+
+  @Option(names = "--queue", description = "Only this queue.")
+  String queue;
+
+  @Option(names = "--status", paramLabel = "S", description = "Only pending, in_progress, completed or failed.")
+  String status;
+
+  @Option(names = "--limit", defaultValue = "50", description = "At most N items (default: ${DEFAULT-VALUE}).")
+  int limit;
+
+  @Option(names = "--json", description = "Print JSON.")
+  boolean json;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    if (queue != null) {
+      Stores.checkQueue(queue);
+    }
+    String st = null;
+    if (status != null) {
+      st = status.toLowerCase(Locale.ROOT).replace('-', '_');
+      if (!List.of("pending", "in_progress", "completed", "failed").contains(st)) {
+        throw new TetherCli.UsageException(
+            "unknown --status '" + status + "'; use pending, in_progress, completed or failed");
+      }
+    }
+    if (limit < 1 || limit > 100_000) {
+      throw new TetherCli.UsageException("--limit must be 1..100000, was " + limit);
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    List<Queries.Row> rows;
+    try (TetherStore s = store.open(false)) {
+      rows = Queries.list(s, queue, st, limit);
+    }
+    if (json) {
+      out.println(Json.MAPPER.writeValueAsString(Reports.rows(rows)));
+    } else {
+      Instant now = Instant.now();
+      Table t = new Table("ID", "QUEUE", "STATUS", "TRIES", "AGE", "COMMAND", "ERROR");
+      for (Queries.Row r : rows) {
+        t.row(
+            r.id(),
+            r.queue(),
+            r.status(),
+            r.deliveryCount() + "/" + r.maxAttempts(),
+            Durations.human(Duration.between(r.createdAt(), now)),
+            Reports.commandOf(r.input()),
+            r.errorMessage());
+      }
+      t.print(out, Terminal.colour());
+      if (rows.isEmpty()) {
+        out.println("(no items)");
+      }
+    }
+    out.flush();
+    return TetherCli.EXIT_OK;
+  }
+}

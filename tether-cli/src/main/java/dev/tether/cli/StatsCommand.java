@@ -1,0 +1,77 @@
+package dev.tether.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tether.cli.internal.Durations;
+import dev.tether.cli.internal.Json;
+import dev.tether.cli.internal.Reports;
+import dev.tether.cli.internal.Table;
+import dev.tether.jdbc.TetherStore;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code tether stats}: counts, in-flight leases, retry distribution. */
+@Command(
+    name = "stats",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Counts by status and queue, in-flight leases with heartbeat age and time left, and how many"
+          + " deliveries finished items needed.",
+      "--json: an object whose top-level pending, in_progress, completed, failed are totals over"
+          + " all queues, with per-queue detail in 'queues' (see docs/CLI.md)."
+    })
+final class StatsCommand implements Callable<Integer> {
+  @Mixin StoreOptions store;
+
+  @Option(names = "--json", description = "Print JSON.")
+  boolean json;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    ObjectNode o;
+    try (TetherStore s = store.open(false)) {
+      o = Reports.stats(s, Instant.now());
+    }
+    if (json) {
+      out.println(Json.MAPPER.writeValueAsString(o));
+      out.flush();
+      return TetherCli.EXIT_OK;
+    }
+    boolean colour = Terminal.colour();
+    Table counts = new Table("QUEUE", "PENDING", "IN_PROGRESS", "COMPLETED", "FAILED");
+    for (Map.Entry<String, JsonNode> e : o.get("queues").properties()) {
+      JsonNode q = e.getValue();
+      counts.row(e.getKey(), q.get("pending").asLong(), q.get("in_progress").asLong(),
+          q.get("completed").asLong(), q.get("failed").asLong());
+    }
+    counts.row("(all)", o.get("pending").asLong(), o.get("in_progress").asLong(),
+        o.get("completed").asLong(), o.get("failed").asLong());
+    counts.print(out, colour);
+    out.println();
+    Table flight = new Table("IN FLIGHT", "QUEUE", "HOLDER", "TRY", "HEARTBEAT AGE", "LEASE LEFT", "COMMAND");
+    for (JsonNode f : o.get("in_flight")) {
+      flight.row(f.get("id").asLong(), f.get("queue").asText(), f.get("holder").asText(null),
+          f.get("delivery_count").asInt() + "/" + f.get("max_attempts").asInt(),
+          f.get("heartbeat_age_ms").isNull() ? "-" : Durations.human(Duration.ofMillis(f.get("heartbeat_age_ms").asLong())),
+          f.get("lease_left_ms").isNull() ? "-" : Durations.human(Duration.ofMillis(f.get("lease_left_ms").asLong())),
+          f.get("command").asText());
+    }
+    flight.print(out, colour);
+    out.println();
+    Table retries = new Table("DELIVERIES", "FINISHED ITEMS");
+    o.get("deliveries_per_finished_item").properties().forEach(e -> retries.row(e.getKey(), e.getValue().asLong()));
+    retries.print(out, colour);
+    out.flush();
+    return TetherCli.EXIT_OK;
+  }
+}

@@ -1,0 +1,187 @@
+package dev.tether.cli;
+
+import dev.tether.cli.internal.Durations;
+import dev.tether.cli.internal.Stores;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code tether} command: worker node, operations CLI and live dashboard.
+ *
+ * <p>Exit codes: 0 ok, 1 operational failure (a store that cannot be opened, an unknown item, a
+ * worker that failed), 2 usage error (unknown option, bad duration, invalid queue name, empty
+ * command). Errors are one line on standard error; {@code --verbose} adds the stack trace.
+ */
+@Command(
+    name = "tether",
+    mixinStandardHelpOptions = true,
+    versionProvider = TetherCli.Version.class,
+    description = "Durable, crash-safe job runner: every chunk of output is proof of work.",
+    subcommands = {
+      EnqueueCommand.class,
+      WorkerCommand.class,
+      LsCommand.class,
+      InspectCommand.class,
+      StatsCommand.class,
+      RequeueCommand.class,
+      SweepCommand.class,
+      PurgeCommand.class,
+      ServeCommand.class,
+      DemoCommand.class,
+      CommandLine.HelpCommand.class
+    })
+public final class TetherCli implements Runnable {
+  /** Exit code: success. */
+  public static final int EXIT_OK = 0;
+
+  /** Exit code: operational failure. */
+  public static final int EXIT_FAILURE = 1;
+
+  /** Exit code: usage error. */
+  public static final int EXIT_USAGE = 2;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /** Creates the top command (picocli instantiates it). */
+  public TetherCli() {}
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(
+        spec.commandLine(), "missing command; try 'tether demo' or 'tether --help'");
+  }
+
+  /**
+   * Runs the command line and exits the JVM with its exit code.
+   *
+   * @param args the arguments
+   */
+  public static void main(String[] args) {
+    configureLogging(args);
+    PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+    PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
+    int code = execute(args, out, err);
+    out.flush();
+    err.flush();
+    System.exit(code);
+  }
+
+  /**
+   * Runs the command line in-process (used by {@link #main} and by tests).
+   *
+   * @param args the arguments
+   * @param out standard output
+   * @param err standard error
+   * @return the exit code
+   */
+  public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+    boolean verbose = Arrays.asList(args).contains("--verbose");
+    CommandLine cl = new CommandLine(new TetherCli());
+    cl.setOut(out);
+    cl.setErr(err);
+    cl.registerConverter(Duration.class, Durations::parse);
+    cl.setParameterExceptionHandler(
+        (ex, a) -> {
+          CommandLine c = ex.getCommandLine();
+          String name = c.getCommandSpec().qualifiedName();
+          c.getErr()
+              .println(
+                  name + ": " + Stores.oneLine(ex) + " (see '" + name + " --help')");
+          if (verbose) {
+            ex.printStackTrace(c.getErr());
+          }
+          c.getErr().flush();
+          return EXIT_USAGE;
+        });
+    cl.setExecutionExceptionHandler(
+        (ex, c, parsed) -> {
+          String name = c.getCommandSpec().qualifiedName();
+          boolean usage = ex instanceof UsageException || ex instanceof IllegalArgumentException;
+          c.getErr().println(name + ": error: " + Stores.oneLine(ex));
+          if (verbose) {
+            ex.printStackTrace(c.getErr());
+          }
+          c.getErr().flush();
+          return usage ? EXIT_USAGE : EXIT_FAILURE;
+        });
+    return cl.execute(args);
+  }
+
+  /**
+   * Sets slf4j-simple's levels before any logger exists: warnings only for one-shot commands,
+   * info for the worker and server, errors only during the narrated demo; {@code --verbose} shows
+   * info everywhere.
+   */
+  static void configureLogging(String[] args) {
+    boolean verbose = Arrays.asList(args).contains("--verbose");
+    String sub = "";
+    for (String a : args) {
+      if (!a.startsWith("-")) {
+        sub = a;
+        break;
+      }
+    }
+    String level;
+    if (verbose) {
+      level = "info";
+    } else if (sub.equals("worker") || sub.equals("serve")) {
+      level = "info";
+    } else if (sub.equals("demo")) {
+      level = "error";
+    } else {
+      level = "warn";
+    }
+    setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", level);
+    setIfAbsent("org.slf4j.simpleLogger.showDateTime", "true");
+    setIfAbsent("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+    setIfAbsent("org.slf4j.simpleLogger.logFile", "System.err");
+    setIfAbsent("org.slf4j.simpleLogger.log.com.zaxxer.hikari", verbose ? "info" : "warn");
+  }
+
+  private static void setIfAbsent(String key, String value) {
+    if (System.getProperty(key) == null) {
+      System.setProperty(key, value);
+    }
+  }
+
+  /** A usage error found after parsing (exit code 2). */
+  public static final class UsageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Creates the exception.
+     *
+     * @param message what was wrong and what to do
+     */
+    public UsageException(String message) {
+      super(message);
+    }
+  }
+
+  /** An operational failure (exit code 1). */
+  public static final class FailureException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Creates the exception.
+     *
+     * @param message what went wrong and what to do
+     */
+    public FailureException(String message) {
+      super(message);
+    }
+  }
+
+  /** Reports the version. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = TetherCli.class.getPackage().getImplementationVersion();
+      return new String[] {"tether " + (v == null ? "0.1.0-SNAPSHOT" : v)};
+    }
+  }
+}

@@ -1,0 +1,124 @@
+package dev.tether.cli;
+
+import dev.tether.cli.internal.Dashboard;
+import dev.tether.cli.internal.Stores;
+import dev.tether.cli.internal.Worker;
+import dev.tether.cli.internal.WorkerMetrics;
+import dev.tether.health.HealthServer;
+import dev.tether.jdbc.TetherStore;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code tether worker}: runs items as child processes until SIGTERM or SIGINT. */
+@Command(
+    name = "worker",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run items of a queue as child processes (no shell unless the item asks). Every chunk of"
+          + " output is a beat that extends the lease; a silent command loses its lease and is"
+          + " killed and redelivered. Exit 0 completes an item; anything else fails it, with"
+          + " retries per its --max-attempts.",
+      "SIGTERM or Ctrl-C kills running commands and hands their items back at once."
+    })
+final class WorkerCommand implements Callable<Integer> {
+  @Mixin StoreOptions store;
+
+  @Option(names = "--queue", defaultValue = "default", description = "Queue (default: ${DEFAULT-VALUE}).")
+  String queue;
+
+  @Option(names = "--concurrency", defaultValue = "2", description = "Commands run at once (default: ${DEFAULT-VALUE}).")
+  int concurrency;
+
+  @Option(names = "--visibility", defaultValue = "2m", paramLabel = "DURATION",
+      description = "Lease taken on each item; a command silent this long loses it (default: ${DEFAULT-VALUE}).")
+  Duration visibility;
+
+  @Option(names = "--extend-every", defaultValue = "20s", paramLabel = "DURATION",
+      description = "At most one lease extension per this interval (default: ${DEFAULT-VALUE}).")
+  Duration extendEvery;
+
+  @Option(names = "--extension", defaultValue = "2m", paramLabel = "DURATION",
+      description = "How far each extension reaches (default: ${DEFAULT-VALUE}).")
+  Duration extension;
+
+  @Option(names = "--kill-grace", defaultValue = "3s", paramLabel = "DURATION",
+      description = "Time between SIGTERM and SIGKILL for a command that must stop (default: ${DEFAULT-VALUE}).")
+  Duration killGrace;
+
+  @Option(names = "--sweep-every", defaultValue = "30s", paramLabel = "DURATION",
+      description = "Interval of the recovery sweep (default: ${DEFAULT-VALUE}).")
+  Duration sweepEvery;
+
+  @Option(names = "--health-port", paramLabel = "PORT",
+      description = "Serve health, /metrics and the dashboard on this port (0: any free port).")
+  Integer healthPort;
+
+  @Option(names = "--host", defaultValue = "127.0.0.1", description = "Interface for --health-port (default: ${DEFAULT-VALUE}).")
+  String host;
+
+  @Option(names = "--watchdog", paramLabel = "DURATION",
+      description = "End the process if a loop stops beating this long (off by default).")
+  Duration watchdog;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    Stores.checkQueue(queue);
+    if (healthPort != null && (healthPort < 0 || healthPort > 65535)) {
+      throw new TetherCli.UsageException("--health-port must be 0..65535, was " + healthPort);
+    }
+    Worker.Config config =
+        new Worker.Config(queue, concurrency, visibility, extendEvery, extension, killGrace,
+            dev.tether.cli.internal.ProcessRunner.DEFAULT_TAIL_BYTES, sweepEvery, watchdog);
+    TetherStore s = store.open(true);
+    WorkerMetrics metrics = new WorkerMetrics();
+    Worker worker = new Worker(s, config, metrics);
+    HealthServer server = null;
+    CountDownLatch done = new CountDownLatch(1);
+    Thread hook =
+        new Thread(
+            () -> {
+              worker.stop(killGrace.plusSeconds(5));
+              done.countDown();
+            },
+            "tether-shutdown");
+    try {
+      worker.start();
+      Runtime.getRuntime().addShutdownHook(hook);
+      out.println("worker " + worker.workerId() + " on queue '" + queue + "' with " + concurrency
+          + " loops (store " + store.location() + ")");
+      if (healthPort != null) {
+        String token = Dashboard.tokenFromEnvOrRandom();
+        server = new Dashboard(s, token, worker, metrics).start(host, healthPort, worker::isHealthy);
+        out.println("dashboard: http://" + host + ":" + server.address().getPort() + "/");
+        if (System.getenv("TETHER_TOKEN") == null) {
+          out.println("token for requeue/cancel: " + token);
+        }
+      }
+      out.flush();
+      done.await();
+      return TetherCli.EXIT_OK;
+    } finally {
+      if (server != null) {
+        server.stop();
+      }
+      if (done.getCount() > 0) {
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+          // already shutting down: the hook stops the worker
+        }
+        worker.stop(Duration.ofSeconds(5));
+      }
+      s.close();
+    }
+  }
+}

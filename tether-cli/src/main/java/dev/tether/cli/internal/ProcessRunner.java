@@ -1,0 +1,321 @@
+package dev.tether.cli.internal;
+
+import dev.tether.loop.WorkContext;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one {@link CommandSpec} as a child process, proving progress by beating the work context on
+ * every chunk of output it reads (seed 000's {@code podman_exec_handler}: every output chunk is a
+ * beat).
+ *
+ * <ul>
+ *   <li>The child gets a clean environment: {@code PATH}, {@code HOME}, {@code USER}, {@code
+ *       LANG}, {@code LC_ALL}, {@code TZ} and {@code TMPDIR} copied from this process when set,
+ *       plus the variables given to {@link #run}, plus the spec's additions. Standard input is
+ *       empty. No shell runs unless the spec asks for one.
+ *   <li>Standard output and error are read in chunks on two {@code tether-output-*} threads; each
+ *       chunk beats, is counted, and lands in a bounded tail.
+ *   <li>With liveness {@code process}, the context is also beaten every {@code processBeatInterval}
+ *       while the child is alive (the seeds' HeartbeatThread mode, for silent commands).
+ *   <li>When the lease is lost, shutdown is requested, the deadline passes, or the extra stop
+ *       signal says so, the whole process tree is ended: SIGTERM to the descendants and the child,
+ *       then SIGKILL to whatever is still alive after the grace period.
+ * </ul>
+ *
+ * <p>Thread-safe: {@link #run} may be called by many threads at once, each for its own command;
+ * it blocks until the child and its output readers have finished.
+ */
+public final class ProcessRunner {
+  private static final Logger log = LoggerFactory.getLogger(ProcessRunner.class);
+
+  /** Environment variables copied from the worker into every child, when set. */
+  public static final List<String> INHERITED_ENV =
+      List.of("PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR");
+
+  /** Default bytes of each stream kept in the result. */
+  public static final int DEFAULT_TAIL_BYTES = 4096;
+
+  /** Default time between SIGTERM and SIGKILL. */
+  public static final Duration DEFAULT_KILL_GRACE = Duration.ofSeconds(3);
+
+  private static final int CHUNK = 8192;
+
+  /** Receives each output chunk, for narration and logs. Called on reader threads; must be fast. */
+  @FunctionalInterface
+  public interface OutputListener {
+    /** A listener that ignores everything. */
+    OutputListener NONE = (stream, bytes, len) -> {};
+
+    /**
+     * A chunk was read.
+     *
+     * @param stream {@code stdout} or {@code stderr}
+     * @param bytes the buffer (valid only during the call)
+     * @param len bytes used
+     */
+    void chunk(String stream, byte[] bytes, int len);
+  }
+
+  private final int tailBytes;
+  private final Duration killGrace;
+  private final Duration processBeatInterval;
+  private final Duration pollInterval;
+
+  /**
+   * Creates a runner.
+   *
+   * @param tailBytes bytes of each stream to keep, at least 1
+   * @param killGrace time between SIGTERM and SIGKILL, >= 0
+   * @param processBeatInterval beat interval for liveness {@code process}, > 0
+   * @throws IllegalArgumentException if a value is out of range
+   */
+  public ProcessRunner(int tailBytes, Duration killGrace, Duration processBeatInterval) {
+    if (tailBytes < 1) {
+      throw new IllegalArgumentException("tailBytes must be >= 1, was " + tailBytes);
+    }
+    if (killGrace.isNegative()) {
+      throw new IllegalArgumentException("killGrace must be >= 0, was " + killGrace);
+    }
+    if (processBeatInterval.isNegative() || processBeatInterval.isZero()) {
+      throw new IllegalArgumentException(
+          "processBeatInterval must be > 0, was " + processBeatInterval);
+    }
+    this.tailBytes = tailBytes;
+    this.killGrace = killGrace;
+    this.processBeatInterval = processBeatInterval;
+    this.pollInterval = Duration.ofMillis(Math.min(100, Math.max(10, processBeatInterval.toMillis())));
+  }
+
+  /**
+   * Runs {@code spec} to its end or until it must stop.
+   *
+   * @param spec what to run
+   * @param context the work's heartbeat and stop signals
+   * @param extraEnv variables added to the child's environment (before the spec's additions)
+   * @param stopSignal an extra stop condition (for example a lease found lost by probing the
+   *     store); checked every poll interval
+   * @param listener receives each chunk
+   * @return how the run ended; never throws for a failing command
+   * @throws InterruptedException if the calling thread is interrupted (the process tree is killed
+   *     first)
+   */
+  public CommandResult run(
+      CommandSpec spec,
+      WorkContext context,
+      Map<String, String> extraEnv,
+      BooleanSupplier stopSignal,
+      OutputListener listener)
+      throws InterruptedException {
+    Objects.requireNonNull(spec, "spec");
+    Objects.requireNonNull(context, "context");
+    ProcessBuilder pb = new ProcessBuilder(spec.processArgv());
+    Map<String, String> env = pb.environment();
+    env.clear();
+    for (String name : INHERITED_ENV) {
+      String v = System.getenv(name);
+      if (v != null) {
+        env.put(name, v);
+      }
+    }
+    env.putIfAbsent("PATH", "/usr/local/bin:/usr/bin:/bin");
+    env.putAll(extraEnv);
+    env.putAll(spec.env());
+    pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    long start = System.nanoTime();
+    Process process;
+    try {
+      process = pb.start();
+    } catch (IOException e) {
+      return new CommandResult(
+          -1, 0, "", "", 0, 0, 0, null, spec.processArgv().get(0) + ": " + e.getMessage());
+    }
+    TailBuffer out = new TailBuffer(tailBytes);
+    TailBuffer err = new TailBuffer(tailBytes);
+    long[] chunks = new long[1];
+    Object chunkLock = new Object();
+    String tag = context.messageId().orElse("p" + process.pid());
+    Thread outReader =
+        reader("tether-output-" + tag + "-stdout", process.getInputStream(), out, "stdout",
+            context, listener, chunks, chunkLock);
+    Thread errReader =
+        reader("tether-output-" + tag + "-stderr", process.getErrorStream(), err, "stderr",
+            context, listener, chunks, chunkLock);
+    boolean processLiveness = CommandSpec.LIVENESS_PROCESS.equals(spec.liveness());
+    long nextProcessBeat = System.nanoTime() + processBeatInterval.toNanos();
+    String stopped = null;
+    try {
+      while (!process.waitFor(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
+        if (context.isLeaseLost() || stopSignal.getAsBoolean()) {
+          stopped = CommandResult.STOPPED_LEASE_LOST;
+        } else if (context.isShutdownRequested()) {
+          stopped = CommandResult.STOPPED_SHUTDOWN;
+        } else if (context.shouldStop()) {
+          stopped = CommandResult.STOPPED_DEADLINE;
+        }
+        if (stopped != null) {
+          log.info("Stopping process {} ({}): {}", process.pid(), spec.display(), stopped);
+          killTree(process);
+          break;
+        }
+        if (processLiveness && System.nanoTime() - nextProcessBeat >= 0) {
+          context.beat();
+          nextProcessBeat = System.nanoTime() + processBeatInterval.toNanos();
+        }
+      }
+    } catch (InterruptedException e) {
+      killTree(process);
+      throw e;
+    } finally {
+      finishReaders(process, outReader, errReader);
+    }
+    int exit = process.exitValue();
+    long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    long n;
+    synchronized (chunkLock) {
+      n = chunks[0];
+    }
+    return new CommandResult(
+        exit, took, out.text(), err.text(), out.total(), err.total(), n, stopped, null);
+  }
+
+  private static Thread reader(
+      String name,
+      InputStream in,
+      TailBuffer tail,
+      String stream,
+      WorkContext context,
+      OutputListener listener,
+      long[] chunks,
+      Object chunkLock) {
+    Thread t =
+        new Thread(
+            () -> {
+              byte[] buf = new byte[CHUNK];
+              try (InputStream s = in) {
+                int r;
+                while ((r = s.read(buf)) >= 0) {
+                  if (r == 0) {
+                    continue;
+                  }
+                  context.beat(); // proof of work: the command produced output
+                  tail.write(buf, 0, r);
+                  synchronized (chunkLock) {
+                    chunks[0]++;
+                  }
+                  try {
+                    listener.chunk(stream, buf, r);
+                  } catch (RuntimeException e) {
+                    log.warn("Output listener failed on {}; ignored", stream, e);
+                  }
+                }
+              } catch (IOException e) {
+                log.debug("Reading {} ended: {}", stream, e.getMessage());
+              } catch (RuntimeException e) {
+                log.error("Reading {} failed; output from here on is lost", stream, e);
+              }
+            },
+            name);
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  /** Waits for the process to end (killing it if it must), then for the readers to drain. */
+  private void finishReaders(Process process, Thread outReader, Thread errReader)
+      throws InterruptedException {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        if (!process.waitFor(killGrace.toMillis() + 5000, TimeUnit.MILLISECONDS)) {
+          killTree(process);
+          process.waitFor();
+        }
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+        killTree(process);
+      }
+    }
+    // Descendants that outlive the child may keep the pipes open: bound the wait, then close.
+    for (Thread t : List.of(outReader, errReader)) {
+      t.join(2000);
+    }
+    if (outReader.isAlive() || errReader.isAlive()) {
+      log.warn(
+          "Output of process {} still open after it exited (a background descendant?); closing",
+          process.pid());
+      killDescendants(process);
+      closeQuietly(process.getInputStream());
+      closeQuietly(process.getErrorStream());
+      outReader.join(1000);
+      errReader.join(1000);
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void closeQuietly(InputStream in) {
+    try {
+      in.close();
+    } catch (IOException e) {
+      log.debug("closing a process stream failed: {}", e.getMessage());
+    }
+  }
+
+  private static void killDescendants(Process process) {
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
+  }
+
+  /**
+   * Ends the process tree: SIGTERM to the child and all its descendants, SIGKILL to whatever is
+   * still alive after the grace period. Blocks at most about the grace period.
+   *
+   * @param process the child
+   */
+  void killTree(Process process) {
+    List<ProcessHandle> tree = new ArrayList<>();
+    process.descendants().forEach(tree::add);
+    tree.add(process.toHandle());
+    for (ProcessHandle h : tree) {
+      h.destroy();
+    }
+    long deadline = System.nanoTime() + killGrace.toNanos();
+    boolean interrupted = false;
+    for (ProcessHandle h : tree) {
+      long left = deadline - System.nanoTime();
+      if (left > 0 && h.isAlive()) {
+        try {
+          h.onExit().get(left, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+          break;
+        } catch (Exception e) {
+          // timed out or failed: SIGKILL below
+        }
+      }
+    }
+    // processes started meanwhile by the tree are caught here too
+    process.descendants().forEach(tree::add);
+    for (ProcessHandle h : tree) {
+      if (h.isAlive()) {
+        log.info("Process {} ignored SIGTERM for {}; killing it", h.pid(), killGrace);
+        h.destroyForcibly();
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,228 @@
+package dev.tether.cli.internal;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tether.jdbc.Checkpoint;
+import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.WorkItem;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds the documented JSON shapes of {@code ls}, {@code inspect} and {@code stats} (also served
+ * by the dashboard's API). Field names are stable; see {@code docs/CLI.md}. Stateless.
+ */
+public final class Reports {
+  private Reports() {}
+
+  /**
+   * Returns the command line of an item's payload, or the raw input when it is not a command.
+   *
+   * @param input the item input
+   * @return display text
+   */
+  public static String commandOf(String input) {
+    if (input == null) {
+      return "";
+    }
+    try {
+      return CommandSpec.fromJson(input).display();
+    } catch (IllegalArgumentException e) {
+      return input;
+    }
+  }
+
+  /**
+   * One listing row as JSON.
+   *
+   * @param r the row
+   * @return the object
+   */
+  public static ObjectNode row(Queries.Row r) {
+    ObjectNode o = Json.MAPPER.createObjectNode();
+    o.put("id", r.id());
+    o.put("queue", r.queue());
+    o.put("status", r.status());
+    o.put("priority", r.priority());
+    o.put("delivery_count", r.deliveryCount());
+    o.put("max_attempts", r.maxAttempts());
+    o.put("lease_holder", r.leaseHolder());
+    o.put("lease_expires_at", str(r.leaseExpiresAt()));
+    o.put("heartbeat_at", str(r.heartbeatAt()));
+    o.put("available_at", str(r.availableAt()));
+    o.put("created_at", str(r.createdAt()));
+    o.put("completed_at", str(r.completedAt()));
+    o.put("error", r.errorMessage());
+    o.put("command", commandOf(r.input()));
+    return o;
+  }
+
+  /**
+   * A listing as a JSON array.
+   *
+   * @param rows the rows
+   * @return the array
+   */
+  public static ArrayNode rows(List<Queries.Row> rows) {
+    ArrayNode a = Json.MAPPER.createArrayNode();
+    for (Queries.Row r : rows) {
+      a.add(row(r));
+    }
+    return a;
+  }
+
+  /**
+   * An item with its attempts, checkpoints and output, as JSON.
+   *
+   * @param w the item (with checkpoints)
+   * @return the object
+   */
+  public static ObjectNode item(WorkItem w) {
+    ObjectNode o = Json.MAPPER.createObjectNode();
+    o.put("id", w.id());
+    o.put("queue", w.queue());
+    o.put("status", w.status().dbValue());
+    o.put("priority", w.priority());
+    o.put("delivery_count", w.deliveryCount());
+    o.put("max_attempts", w.maxAttempts());
+    o.put("lease_holder", w.leaseHolder());
+    o.put("lease_expires_at", str(w.leaseExpiresAt()));
+    o.put("heartbeat_at", str(w.heartbeatAt()));
+    o.put("available_at", str(w.availableAt()));
+    o.put("idempotency_key", w.idempotencyKey());
+    o.put("created_at", str(w.createdAt()));
+    o.put("started_at", str(w.startedAt()));
+    o.put("completed_at", str(w.completedAt()));
+    o.put("error", w.errorMessage());
+    String input = w.input() == null ? null : TailBuffer.decode(w.input());
+    o.put("command", commandOf(input));
+    try {
+      o.set("spec", Json.MAPPER.valueToTree(CommandSpec.fromJson(input)));
+    } catch (IllegalArgumentException e) {
+      o.putNull("spec");
+    }
+    String output = w.output() == null ? null : TailBuffer.decode(w.output());
+    CommandResult result = CommandResult.fromJsonOrNull(output);
+    if (result != null) {
+      o.set("result", Json.MAPPER.valueToTree(result));
+    } else {
+      o.putNull("result");
+    }
+    ArrayNode cps = o.putArray("checkpoints");
+    for (Checkpoint c : w.checkpoints()) {
+      ObjectNode n = cps.addObject();
+      n.put("kind", c.kind());
+      n.put("delivery", c.deliveryCount());
+      n.put("lease_holder", c.leaseHolder());
+      n.put("last_heartbeat", str(c.lastHeartbeat()));
+      n.put("reason", c.reason());
+      n.put("at", str(c.createdAt()));
+    }
+    ArrayNode attempts = o.putArray("attempts");
+    for (int d = 1; d <= w.deliveryCount(); d++) {
+      ObjectNode a = attempts.addObject();
+      a.put("delivery", d);
+      Checkpoint last = null;
+      for (Checkpoint c : w.checkpoints()) {
+        if (c.deliveryCount() == d && !Checkpoint.REDRIVEN.equals(c.kind())) {
+          last = c;
+        }
+      }
+      if (last != null) {
+        a.put("outcome", last.kind());
+        a.put("holder", last.leaseHolder());
+        a.put("reason", last.reason());
+        a.put("at", str(last.createdAt()));
+      } else if (d == w.deliveryCount()) {
+        a.put("outcome", w.status().dbValue());
+        a.put("holder", w.leaseHolder());
+        a.put("reason", w.errorMessage());
+        a.put("at", str(w.completedAt() != null ? w.completedAt() : w.updatedAt()));
+      } else {
+        a.put("outcome", "unknown");
+      }
+    }
+    return o;
+  }
+
+  /**
+   * The statistics object: totals over all queues at the top ({@code pending}, {@code
+   * in_progress}, {@code completed}, {@code failed}), per-queue counts in {@code queues}, in-flight
+   * leases with heartbeat age and time left, the retry distribution and checkpoint counts.
+   *
+   * @param store the store
+   * @param now the current instant
+   * @return the object
+   */
+  public static ObjectNode stats(TetherStore store, Instant now) {
+    ObjectNode o = Json.MAPPER.createObjectNode();
+    long p = 0;
+    long ip = 0;
+    long c = 0;
+    long f = 0;
+    ObjectNode queues = Json.MAPPER.createObjectNode();
+    for (Queries.QueueCounts q : Queries.counts(store)) {
+      ObjectNode n = queues.putObject(q.queue());
+      n.put("pending", q.pending());
+      n.put("in_progress", q.inProgress());
+      n.put("completed", q.completed());
+      n.put("failed", q.failed());
+      p += q.pending();
+      ip += q.inProgress();
+      c += q.completed();
+      f += q.failed();
+    }
+    o.put("pending", p);
+    o.put("in_progress", ip);
+    o.put("completed", c);
+    o.put("failed", f);
+    o.set("queues", queues);
+    o.set("in_flight", inFlight(Queries.inFlight(store), now));
+    ObjectNode retries = o.putObject("deliveries_per_finished_item");
+    for (Map.Entry<Integer, Long> e : Queries.retryDistribution(store).entrySet()) {
+      retries.put(Integer.toString(e.getKey()), e.getValue());
+    }
+    ObjectNode cps = o.putObject("checkpoints");
+    Queries.checkpointCounts(store).forEach(cps::put);
+    o.put("generated_at", now.toString());
+    return o;
+  }
+
+  /**
+   * In-flight rows as JSON with {@code heartbeat_age_ms} and {@code lease_left_ms}.
+   *
+   * @param rows the in-progress rows
+   * @param now the current instant
+   * @return the array
+   */
+  public static ArrayNode inFlight(List<Queries.Row> rows, Instant now) {
+    ArrayNode a = Json.MAPPER.createArrayNode();
+    for (Queries.Row r : rows) {
+      ObjectNode n = a.addObject();
+      n.put("id", r.id());
+      n.put("queue", r.queue());
+      n.put("holder", r.leaseHolder());
+      n.put("delivery_count", r.deliveryCount());
+      n.put("max_attempts", r.maxAttempts());
+      Instant hb = r.heartbeatAt();
+      if (hb != null) {
+        n.put("heartbeat_age_ms", Duration.between(hb, now).toMillis());
+      } else {
+        n.putNull("heartbeat_age_ms");
+      }
+      if (r.leaseExpiresAt() != null) {
+        n.put("lease_left_ms", Duration.between(now, r.leaseExpiresAt()).toMillis());
+      } else {
+        n.putNull("lease_left_ms");
+      }
+      n.put("command", commandOf(r.input()));
+    }
+    return a;
+  }
+
+  private static String str(Instant i) {
+    return i == null ? null : i.toString();
+  }
+}

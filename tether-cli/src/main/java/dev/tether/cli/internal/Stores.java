@@ -1,0 +1,153 @@
+package dev.tether.cli.internal;
+
+import dev.tether.jdbc.TetherStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * Opens the store named by {@code --db} after checking, without writing anything, that an
+ * existing SQLite file is a Tether store: a corrupt file or a foreign database is refused before
+ * the store's migrations could touch it.
+ */
+public final class Stores {
+  private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}");
+
+  private Stores() {}
+
+  /** A {@code --db} that cannot be used; the message says why and what to do. */
+  public static final class BadStoreException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    BadStoreException(String message) {
+      super(message);
+    }
+
+    BadStoreException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /**
+   * Validates a queue name.
+   *
+   * @param queue the name
+   * @return the name
+   * @throws IllegalArgumentException if it has characters other than letters, digits, {@code
+   *     _.:-} or is longer than 100
+   */
+  public static String checkQueue(String queue) {
+    if (queue == null || !QUEUE.matcher(queue).matches()) {
+      throw new IllegalArgumentException(
+          "invalid queue name '"
+              + queue
+              + "': use 1-100 letters, digits, '_', '.', ':' or '-', starting with a letter or"
+              + " digit");
+    }
+    return queue;
+  }
+
+  /**
+   * Opens the store.
+   *
+   * @param db a file path, {@code jdbc:sqlite:} URL or {@code jdbc:postgresql://} URL
+   * @param create whether a missing SQLite file may be created (false for read-only commands)
+   * @return the open store
+   * @throws BadStoreException if the file is missing (and may not be created), corrupt, not a
+   *     Tether store, or the database cannot be opened
+   */
+  public static TetherStore open(String db, boolean create) {
+    String lower = db.toLowerCase(Locale.ROOT);
+    if (!lower.startsWith("jdbc:") || lower.startsWith("jdbc:sqlite:")) {
+      String file = lower.startsWith("jdbc:sqlite:") ? db.substring("jdbc:sqlite:".length()) : db;
+      int q = file.indexOf('?');
+      if (q >= 0) {
+        file = file.substring(0, q);
+      }
+      if (file.startsWith("file:")) {
+        file = file.substring("file:".length());
+      }
+      if (!file.isEmpty() && !file.equals(":memory:")) {
+        checkSqliteFile(Path.of(file), create);
+      }
+    } else if (!lower.startsWith("jdbc:postgresql:")) {
+      throw new BadStoreException(
+          "unsupported --db '" + db + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
+    }
+    try {
+      return TetherStore.open(db);
+    } catch (RuntimeException e) {
+      throw new BadStoreException("cannot open --db " + db + ": " + oneLine(e), e);
+    }
+  }
+
+  private static void checkSqliteFile(Path file, boolean create) {
+    if (!Files.exists(file)) {
+      if (!create) {
+        throw new BadStoreException(
+            "no Tether store at "
+                + file
+                + "; check --db (or TETHER_DB), or enqueue an item to create it");
+      }
+      Path parent = file.toAbsolutePath().getParent();
+      if (parent != null && !Files.isDirectory(parent)) {
+        throw new BadStoreException(
+            "cannot create a store at " + file + ": directory " + parent + " does not exist");
+      }
+      return;
+    }
+    if (Files.isDirectory(file)) {
+      throw new BadStoreException("--db " + file + " is a directory; give a database file");
+    }
+    try {
+      if (Files.size(file) == 0) {
+        return; // an empty file is a fresh database
+      }
+    } catch (java.io.IOException e) {
+      throw new BadStoreException("cannot read " + file + ": " + e.getMessage(), e);
+    }
+    String url = "jdbc:sqlite:file:" + file.toAbsolutePath() + "?mode=ro";
+    try (Connection c = DriverManager.getConnection(url)) {
+      boolean hasTables = false;
+      boolean tether = false;
+      try (ResultSet rs =
+          c.createStatement().executeQuery("SELECT name FROM sqlite_master WHERE type = 'table'")) {
+        while (rs.next()) {
+          hasTables = true;
+          if ("tether_schema_version".equals(rs.getString(1))) {
+            tether = true;
+          }
+        }
+      }
+      if (hasTables && !tether) {
+        throw new BadStoreException(
+            file + " is an SQLite database but not a Tether store; point --db at a Tether store"
+                + " or at a new file");
+      }
+    } catch (SQLException e) {
+      throw new BadStoreException(
+          file + " is not a usable SQLite database (" + oneLine(e) + "); point --db at a Tether"
+              + " store or at a new file", e);
+    }
+  }
+
+  /**
+   * Returns the message of an exception as one line.
+   *
+   * @param e the exception
+   * @return the message, or its type when it has none
+   */
+  public static String oneLine(Throwable e) {
+    String m = e.getMessage();
+    if (m == null || m.isBlank()) {
+      m = e.getClass().getSimpleName();
+    }
+    int nl = m.indexOf('\n');
+    return (nl < 0 ? m : m.substring(0, nl)).trim();
+  }
+}

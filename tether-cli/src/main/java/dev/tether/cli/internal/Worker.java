@@ -1,0 +1,446 @@
+package dev.tether.cli.internal;
+
+import dev.tether.LeaseExtender;
+import dev.tether.LeaseExtenderConfig;
+import dev.tether.health.Watchdog;
+import dev.tether.jdbc.LeaseManager;
+import dev.tether.jdbc.RecoverySweep;
+import dev.tether.jdbc.RecoverySweepConfig;
+import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.WorkItem;
+import dev.tether.jdbc.WorkStatus;
+import dev.tether.loop.Handler;
+import dev.tether.loop.MainLoop;
+import dev.tether.loop.MainLoopConfig;
+import dev.tether.loop.WorkContext;
+import dev.tether.loop.WorkStoppedException;
+import dev.tether.mailbox.DeadLetterPolicy;
+import dev.tether.mailbox.Message;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A worker node: {@code concurrency} {@link MainLoop}s over one queue of a store, each running
+ * items as child processes with {@link ProcessRunner}, plus a background {@link RecoverySweep} and
+ * an optional {@link Watchdog}.
+ *
+ * <p>Exit 0 completes an item with its {@link CommandResult} as output; any other exit releases it
+ * as failed with a one-line error (retried after the store's backoff while the item's {@code
+ * max_attempts} allow, else {@code failed}). A command that goes silent stops extending its lease;
+ * when the store shows the lease expired or taken over, its process tree is killed. {@link #stop}
+ * hands running items back at once.
+ *
+ * <p>Thread-safe; {@link #start()} once, {@link #stop(Duration)} idempotent.
+ */
+public final class Worker implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Worker.class);
+
+  /** How often a silent command's lease is probed in the store. */
+  static final Duration PROBE_INTERVAL = Duration.ofMillis(500);
+
+  /**
+   * A worker's configuration. Immutable; validated on construction.
+   *
+   * @param queue the queue to work on
+   * @param concurrency parallel loops, 1..64
+   * @param visibility lease duration on receive
+   * @param extendEvery minimum time between two extensions (rate limit)
+   * @param extension how far each extension reaches from now
+   * @param killGrace time between SIGTERM and SIGKILL when a command must stop
+   * @param tailBytes bytes of each output stream kept
+   * @param sweepInterval time between recovery sweeps
+   * @param watchdog stall threshold of the watchdog, or null for none
+   */
+  public record Config(
+      String queue,
+      int concurrency,
+      Duration visibility,
+      Duration extendEvery,
+      Duration extension,
+      Duration killGrace,
+      int tailBytes,
+      Duration sweepInterval,
+      Duration watchdog) {
+    /**
+     * Validates the configuration.
+     *
+     * @throws IllegalArgumentException naming the value and the rule
+     */
+    public Config {
+      Objects.requireNonNull(queue, "queue");
+      if (concurrency < 1 || concurrency > 64) {
+        throw new IllegalArgumentException("--concurrency must be 1..64, was " + concurrency);
+      }
+      positive("--visibility", visibility);
+      positive("--extend-every", extendEvery);
+      positive("--extension", extension);
+      if (extendEvery.compareTo(extension.dividedBy(2)) >= 0) {
+        throw new IllegalArgumentException(
+            "--extend-every ("
+                + Durations.human(extendEvery)
+                + ") must be less than half of --extension ("
+                + Durations.human(extension)
+                + "), or a lease can expire between two extensions");
+      }
+      if (watchdog != null && watchdog.compareTo(visibility) <= 0) {
+        // a silent command holds the loop for one visibility timeout before it is killed
+        throw new IllegalArgumentException(
+            "--watchdog ("
+                + Durations.human(watchdog)
+                + ") must be longer than --visibility ("
+                + Durations.human(visibility)
+                + "), or a silent command makes the watchdog kill the worker");
+      }
+    }
+
+    private static void positive(String name, Duration d) {
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be > 0, was " + d);
+      }
+    }
+  }
+
+  private final TetherStore store;
+  private final Config config;
+  private final WorkerEvents events;
+  private final String workerId;
+  private final ProcessRunner runner;
+  private final List<MainLoop<String, String>> loops = new ArrayList<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private final RecoverySweep sweep;
+  private final Object lifecycle = new Object();
+  private boolean started; // guarded by lifecycle
+  private boolean stopped; // guarded by lifecycle
+  private Watchdog watchdog; // guarded by lifecycle
+
+  /**
+   * Creates a worker.
+   *
+   * @param store the store (not closed by the worker)
+   * @param config the configuration
+   * @param events observer of items
+   */
+  public Worker(TetherStore store, Config config, WorkerEvents events) {
+    this.store = store;
+    this.config = config;
+    this.events = events;
+    this.workerId = hostName() + ":" + ProcessHandle.current().pid();
+    this.runner = new ProcessRunner(config.tailBytes(), config.killGrace(), config.extendEvery());
+    this.sweep =
+        new RecoverySweep(
+            store, RecoverySweepConfig.builder().scanInterval(config.sweepInterval()).build());
+    MainLoopConfig loopConfig =
+        MainLoopConfig.builder()
+            .visibilityTimeout(config.visibility())
+            .waitTime(Duration.ofSeconds(1))
+            .leaseExtender(LeaseExtenderConfig.of(config.extendEvery(), config.extension()))
+            // failures are retried or failed by the store, per item max_attempts
+            .deadLetterPolicy(DeadLetterPolicy.builder().maxDeliveries(Integer.MAX_VALUE).build())
+            .build();
+    for (int i = 1; i <= config.concurrency(); i++) {
+      String holder = workerId + "/w" + i;
+      LeaseManager leases = new LeaseManager(store, holder);
+      StoreMailbox mailbox = new StoreMailbox(store, leases, config.queue());
+      MainLoop<String, String> loop =
+          MainLoop.builder("tether-worker-" + i, mailbox, new CommandHandler(mailbox, leases))
+              .config(loopConfig)
+              .extenderListener(extenderListener())
+              .build();
+      loops.add(loop);
+    }
+  }
+
+  /**
+   * Returns this worker's id (host and pid); each loop holds leases as {@code id/wN}.
+   *
+   * @return the id
+   */
+  public String workerId() {
+    return workerId;
+  }
+
+  /**
+   * Returns the loops, for health and metrics.
+   *
+   * @return the loops
+   */
+  public List<MainLoop<String, String>> loops() {
+    return List.copyOf(loops);
+  }
+
+  /**
+   * Returns the sweep, for metrics.
+   *
+   * @return the sweep
+   */
+  public RecoverySweep sweep() {
+    return sweep;
+  }
+
+  /**
+   * Starts the loops on {@code tether-loop-N} threads, the sweep and the watchdog.
+   *
+   * @throws IllegalStateException if already started
+   */
+  public void start() {
+    synchronized (lifecycle) {
+      if (started) {
+        throw new IllegalStateException("worker " + workerId + " was already started");
+      }
+      started = true;
+      for (MainLoop<String, String> loop : loops) {
+        Thread t = new Thread(loop::run, loop.name().replace("tether-worker-", "tether-loop-"));
+        threads.add(t);
+        t.start();
+      }
+      sweep.start();
+      if (config.watchdog() != null) {
+        Watchdog.Builder b =
+            Watchdog.builder()
+                .stallThreshold(config.watchdog())
+                .checkInterval(config.watchdog().dividedBy(4));
+        for (MainLoop<String, String> loop : loops) {
+          b.heartbeat(loop.name(), loop.heartbeat());
+        }
+        watchdog = b.build();
+        watchdog.start();
+      }
+    }
+    log.info("Worker {} started: {}", workerId, config);
+  }
+
+  /**
+   * Returns whether every loop is running.
+   *
+   * @return true when all loops run
+   */
+  public boolean isHealthy() {
+    for (MainLoop<String, String> loop : loops) {
+      if (!loop.isRunning()) {
+        return false;
+      }
+    }
+    return !loops.isEmpty();
+  }
+
+  /**
+   * Stops: asks every loop to stop (running commands are killed and their items handed back at
+   * once), then waits for all of them within one shared {@code timeout}. Idempotent.
+   *
+   * @param timeout how long to wait in total
+   * @return true if every loop stopped in time
+   */
+  public boolean stop(Duration timeout) {
+    synchronized (lifecycle) {
+      if (stopped) {
+        return true;
+      }
+      stopped = true;
+      if (watchdog != null) {
+        watchdog.stop();
+      }
+    }
+    for (MainLoop<String, String> loop : loops) {
+      loop.shutdown();
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    boolean all = true;
+    for (Thread t : threads) {
+      long left = deadline - System.nanoTime();
+      try {
+        t.join(Math.max(1, left / 1_000_000));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        all = false;
+        break;
+      }
+      all &= !t.isAlive();
+    }
+    sweep.stop();
+    log.info("Worker {} stopped{}", workerId, all ? "" : " (some loops did not finish in time)");
+    return all;
+  }
+
+  @Override
+  public void close() {
+    stop(config.killGrace().plusSeconds(5));
+  }
+
+  private LeaseExtender.Listener extenderListener() {
+    return new LeaseExtender.Listener() {
+      @Override
+      public void extended(Message<?, ?> message, Duration extension) {
+        safely(() -> events.extended(message.id(), extension));
+      }
+
+      @Override
+      public void extensionFailed(Message<?, ?> message, RuntimeException error) {
+        if (events instanceof WorkerMetrics) {
+          ((WorkerMetrics) events).extensionFailures.increment();
+        }
+      }
+    };
+  }
+
+  private static void safely(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      log.warn("Worker event listener failed; ignored", e);
+    }
+  }
+
+  private static String hostName() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (Exception e) {
+      return "localhost";
+    }
+  }
+
+  /** Runs one item's command. */
+  private final class CommandHandler implements Handler<String, String> {
+    private final StoreMailbox mailbox;
+    private final LeaseManager leases;
+
+    CommandHandler(StoreMailbox mailbox, LeaseManager leases) {
+      this.mailbox = mailbox;
+      this.leases = leases;
+    }
+
+    @Override
+    public String handle(String request, WorkContext context) throws Exception {
+      String id = context.messageId().orElse("?");
+      CommandSpec spec;
+      try {
+        spec = CommandSpec.fromJson(request);
+      } catch (IllegalArgumentException e) {
+        mailbox.noteFailure(id, "bad payload: " + e.getMessage());
+        throw e;
+      }
+      safely(() -> events.started(id, context.deliveryCount(), spec));
+      long start = System.nanoTime();
+      LeaseProbe probe = new LeaseProbe(leases, id, context);
+      CommandResult result =
+          runner.run(
+              spec,
+              context,
+              Map.of(
+                  "TETHER_ITEM_ID", id,
+                  "TETHER_DELIVERY", Integer.toString(context.deliveryCount()),
+                  "TETHER_QUEUE", config.queue()),
+              probe,
+              ProcessRunner.OutputListener.NONE);
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      if (CommandResult.STOPPED_LEASE_LOST.equals(result.stopped())) {
+        safely(() -> events.leaseLost(id));
+        throw new WorkStoppedException(
+            WorkStoppedException.Reason.LEASE_LOST, "lease lost on item " + id);
+      }
+      if (CommandResult.STOPPED_SHUTDOWN.equals(result.stopped())) {
+        safely(() -> events.handedBack(id));
+        throw new WorkStoppedException(
+            WorkStoppedException.Reason.SHUTDOWN, "worker shutting down; item " + id);
+      }
+      safely(() -> events.finished(id, context.deliveryCount(), result, took));
+      if (result.succeeded()) {
+        return result.toJson();
+      }
+      mailbox.noteFailure(id, result.failureSummary());
+      throw new CommandFailedException(id, result);
+    }
+  }
+
+  /**
+   * Tells whether a silent command's lease is gone: probes the store at most every {@link
+   * #PROBE_INTERVAL}, and only after the heartbeat has been quiet for that long. Lost when the item
+   * is no longer in progress, was delivered again, or its lease expired.
+   */
+  private static final class LeaseProbe implements java.util.function.BooleanSupplier {
+    private final LeaseManager leases;
+    private final long itemId;
+    private final WorkContext context;
+    private long nextProbe = System.nanoTime();
+    private boolean lost;
+
+    LeaseProbe(LeaseManager leases, String id, WorkContext context) {
+      this.leases = leases;
+      this.itemId = Long.parseLong(id);
+      this.context = context;
+    }
+
+    @Override
+    public boolean getAsBoolean() {
+      if (lost) {
+        return true;
+      }
+      long now = System.nanoTime();
+      if (now - nextProbe < 0 || context.heartbeat().elapsed().compareTo(PROBE_INTERVAL) < 0) {
+        return false;
+      }
+      nextProbe = now + PROBE_INTERVAL.toNanos();
+      try {
+        Optional<WorkItem> item = leases.find(itemId);
+        if (item.isEmpty()) {
+          lost = true;
+        } else {
+          WorkItem w = item.get();
+          lost =
+              w.status() != WorkStatus.IN_PROGRESS
+                  || w.deliveryCount() != context.deliveryCount()
+                  || (w.leaseExpiresAt() != null && w.leaseExpiresAt().isBefore(Instant.now()));
+        }
+        if (lost) {
+          log.warn(
+              "Item {} (delivery {}): lease expired or taken over while its command was silent",
+              itemId,
+              context.deliveryCount());
+        }
+      } catch (RuntimeException e) {
+        log.warn("Probing the lease of item {} failed; will retry: {}", itemId, e.getMessage());
+      }
+      return lost;
+    }
+  }
+
+  /** A command exited with a non-zero status (or could not start). */
+  public static final class CommandFailedException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    /** The result. */
+    private final transient CommandResult result;
+
+    CommandFailedException(String itemId, CommandResult result) {
+      super("item " + itemId + ": " + result.failureSummary());
+      this.result = result;
+    }
+
+    /**
+     * Returns how the command ended.
+     *
+     * @return the result
+     */
+    public CommandResult result() {
+      return result;
+    }
+
+    /**
+     * Skips the stack trace: the failure is the command's, not this program's, and the message
+     * says it all.
+     *
+     * @return this exception
+     */
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this;
+    }
+  }
+}
