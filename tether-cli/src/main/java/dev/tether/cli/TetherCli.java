@@ -83,7 +83,15 @@ public final class TetherCli implements Runnable {
     CommandLine cl = new CommandLine(new TetherCli());
     cl.setOut(out);
     cl.setErr(err);
-    cl.registerConverter(Duration.class, Durations::parse);
+    cl.registerConverter(
+        Duration.class,
+        text -> {
+          try {
+            return Durations.parse(text);
+          } catch (IllegalArgumentException e) {
+            throw new CommandLine.TypeConversionException(e.getMessage());
+          }
+        });
     cl.setParameterExceptionHandler(
         (ex, a) -> {
           CommandLine c = ex.getCommandLine();

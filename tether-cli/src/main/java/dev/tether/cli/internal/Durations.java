@@ -14,6 +14,9 @@ import java.util.regex.Pattern;
 public final class Durations {
   private static final Pattern PART = Pattern.compile("(\\d{1,12})(ms|s|m|h|d)");
 
+  /** The longest duration accepted: 100 years of days. */
+  public static final Duration MAX = Duration.ofDays(36_500);
+
   private Durations() {}
 
   /**
@@ -69,6 +72,10 @@ public final class Durations {
         }
         at = m.end();
       }
+    }
+    if (d.compareTo(MAX) > 0) {
+      throw new IllegalArgumentException(
+          "duration '" + text + "' is too large; the maximum is " + MAX.toDays() + " days");
     }
     if (d.isNegative()) {
       throw new IllegalArgumentException("duration '" + text + "' is negative; use a value >= 0");

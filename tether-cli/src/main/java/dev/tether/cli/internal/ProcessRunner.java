@@ -308,10 +308,22 @@ public final class ProcessRunner {
     }
     // processes started meanwhile by the tree are caught here too
     process.descendants().forEach(tree::add);
+    List<ProcessHandle> killed = new ArrayList<>();
     for (ProcessHandle h : tree) {
       if (h.isAlive()) {
         log.info("Process {} ignored SIGTERM for {}; killing it", h.pid(), killGrace);
         h.destroyForcibly();
+        killed.add(h);
+      }
+    }
+    for (ProcessHandle h : killed) {
+      try {
+        h.onExit().get(1, TimeUnit.SECONDS); // SIGKILL is asynchronous; a zombie is reaped later
+      } catch (InterruptedException e) {
+        interrupted = true;
+        break;
+      } catch (Exception e) {
+        log.debug("Process {} not yet gone after SIGKILL: {}", h.pid(), e.toString());
       }
     }
     if (interrupted) {

@@ -1,0 +1,181 @@
+package dev.tether.cli.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.tether.Heartbeat;
+import dev.tether.loop.WorkContext;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(30)
+class ProcessRunnerTest {
+  private final ProcessRunner runner =
+      new ProcessRunner(1000, Duration.ofMillis(500), Duration.ofMillis(100));
+  private final Heartbeat heartbeat = new Heartbeat();
+  private final AtomicInteger beats = new AtomicInteger();
+
+  ProcessRunnerTest() {
+    heartbeat.addCallback(beats::incrementAndGet);
+  }
+
+  private static CommandSpec sh(String script) {
+    return new CommandSpec(List.of(script), true, "output", Map.of());
+  }
+
+  private CommandResult run(CommandSpec spec, WorkContext ctx) throws InterruptedException {
+    return runner.run(spec, ctx, Map.of(), () -> false, ProcessRunner.OutputListener.NONE);
+  }
+
+  @Test
+  void everyOutputChunkIsOneBeat() throws Exception {
+    CommandResult r =
+        run(sh("for i in 1 2 3 4 5 6; do echo line$i; sleep 0.05; done; echo oops >&2"),
+            WorkContext.of(heartbeat));
+    assertThat(r.exitStatus()).isZero();
+    assertThat(r.chunks()).isGreaterThanOrEqualTo(4);
+    assertThat(beats.get()).isEqualTo((int) r.chunks());
+    assertThat(r.stdoutTail()).contains("line1").contains("line6");
+    assertThat(r.stderrTail()).isEqualTo("oops\n");
+    assertThat(r.succeeded()).isTrue();
+  }
+
+  @Test
+  void aSilentCommandDoesNotBeat() throws Exception {
+    CommandResult r = run(sh("sleep 0.4"), WorkContext.of(heartbeat));
+    assertThat(r.exitStatus()).isZero();
+    assertThat(beats.get()).isZero();
+  }
+
+  @Test
+  void processLivenessBeatsWhileTheChildIsAlive() throws Exception {
+    CommandSpec spec = new CommandSpec(List.of("sleep 0.8"), true, "process", Map.of());
+    CommandResult r = run(spec, WorkContext.of(heartbeat));
+    assertThat(r.exitStatus()).isZero();
+    assertThat(beats.get()).isBetween(4, 12);
+  }
+
+  @Test
+  void tailIsBoundedWhileAllBytesAreCounted() throws Exception {
+    CommandResult r = run(sh("head -c 100000 /dev/zero | tr '\\0' a; echo END"), WorkContext.of(heartbeat));
+    assertThat(r.stdoutBytes()).isEqualTo(100_004);
+    assertThat(r.stdoutTail()).hasSize(1000).startsWith("aaa").endsWith("aaEND\n");
+  }
+
+  @Test
+  void nonUtf8OutputIsStoredAsValidText() throws Exception {
+    CommandResult r = run(sh("printf '\\377\\376ok\\n'"), WorkContext.of(heartbeat));
+    assertThat(r.stdoutTail()).isEqualTo("\uFFFD\uFFFDok\n");
+    CommandResult back = CommandResult.fromJsonOrNull(r.toJson());
+    assertThat(back).isEqualTo(r);
+  }
+
+  @Test
+  void nonZeroExitIsReportedWithTheLastErrorLine() throws Exception {
+    CommandResult r = run(sh("echo partial; echo 'disk full' >&2; exit 7"), WorkContext.of(heartbeat));
+    assertThat(r.exitStatus()).isEqualTo(7);
+    assertThat(r.succeeded()).isFalse();
+    assertThat(r.failureSummary()).isEqualTo("exit status 7: disk full");
+  }
+
+  @Test
+  void aProgramThatCannotStartIsAResultNotAnException() throws Exception {
+    CommandResult r = run(CommandSpec.of(List.of("/nonexistent/program-xyz")), WorkContext.of(heartbeat));
+    assertThat(r.exitStatus()).isEqualTo(-1);
+    assertThat(r.error()).contains("/nonexistent/program-xyz");
+    assertThat(r.failureSummary()).startsWith("could not start");
+  }
+
+  @Test
+  void argumentsAreNeverInterpretedByAShell() throws Exception {
+    CommandResult r = run(CommandSpec.of(List.of("echo", "$HOME", "a;b", "*")), WorkContext.of(heartbeat));
+    assertThat(r.stdoutTail()).isEqualTo("$HOME a;b *\n");
+  }
+
+  @Test
+  void childGetsACleanEnvironmentPlusTheGivenVariables() throws Exception {
+    CommandSpec spec = new CommandSpec(List.of("env"), false, "output", Map.of("FROM_ITEM", "x y"));
+    CommandResult r =
+        runner.run(spec, WorkContext.of(heartbeat), Map.of("TETHER_ITEM_ID", "42"), () -> false,
+            ProcessRunner.OutputListener.NONE);
+    Set<String> names = new HashSet<>();
+    for (String line : r.stdoutTail().split("\n")) {
+      names.add(line.substring(0, line.indexOf('=')));
+    }
+    assertThat(r.stdoutTail()).contains("TETHER_ITEM_ID=42").contains("FROM_ITEM=x y");
+    Set<String> allowed = new HashSet<>(ProcessRunner.INHERITED_ENV);
+    allowed.addAll(Arrays.asList("TETHER_ITEM_ID", "FROM_ITEM", "PWD", "SHLVL", "_"));
+    assertThat(allowed).containsAll(names);
+  }
+
+  @Test
+  void lostLeaseKillsTheWholeProcessTree() throws Exception {
+    AtomicBoolean lost = new AtomicBoolean();
+    WorkContext ctx = WorkContext.builder(heartbeat).leaseLost(lost::get).build();
+    // the shell starts a grandchild, reports its pid, then waits (trapping TERM to survive it)
+    CommandSpec spec = sh("trap '' TERM; sleep 60 & echo $!; wait");
+    long[] grandchild = {-1};
+    Thread setter = new Thread(() -> {
+      while (beats.get() == 0) {
+        Thread.onSpinWait();
+      }
+      lost.set(true);
+    });
+    setter.start();
+    long start = System.nanoTime();
+    CommandResult r =
+        runner.run(spec, ctx, Map.of(), () -> false, (stream, b, len) -> {
+          grandchild[0] = Long.parseLong(new String(b, 0, len).trim());
+        });
+    long tookMs = (System.nanoTime() - start) / 1_000_000;
+    assertThat(r.stopped()).isEqualTo(CommandResult.STOPPED_LEASE_LOST);
+    assertThat(r.succeeded()).isFalse();
+    assertThat(tookMs).isLessThan(10_000);
+    assertThat(grandchild[0]).isPositive();
+    await().atMost(Duration.ofSeconds(5))
+        .until(() -> !ProcessHandle.of(grandchild[0]).map(ProcessHandle::isAlive).orElse(false));
+  }
+
+  @Test
+  void extraStopSignalStopsTheCommandAsLeaseLost() throws Exception {
+    AtomicBoolean probe = new AtomicBoolean();
+    new Thread(() -> {
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        return;
+      }
+      probe.set(true);
+    }).start();
+    CommandResult r =
+        runner.run(sh("sleep 30"), WorkContext.of(heartbeat), Map.of(), probe::get,
+            ProcessRunner.OutputListener.NONE);
+    assertThat(r.stopped()).isEqualTo(CommandResult.STOPPED_LEASE_LOST);
+    assertThat(r.durationMs()).isLessThan(5000);
+  }
+
+  @Test
+  void shutdownStopsTheCommand() throws Exception {
+    AtomicBoolean shutdown = new AtomicBoolean();
+    WorkContext ctx = WorkContext.builder(heartbeat).shutdownRequested(shutdown::get).build();
+    new Thread(() -> {
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        return;
+      }
+      shutdown.set(true);
+    }).start();
+    CommandResult r = run(sh("sleep 30"), ctx);
+    assertThat(r.stopped()).isEqualTo(CommandResult.STOPPED_SHUTDOWN);
+    assertThat(r.durationMs()).isLessThan(5000);
+  }
+}
