@@ -1,0 +1,135 @@
+package dev.tether.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Runs the real jar as separate processes against a temporary SQLite file. Worker timeouts are
+ * short (lease 2 s, extended at most every 500 ms) so that stalls show within seconds.
+ */
+@Timeout(120)
+class EndToEndIT {
+  @TempDir Path dir;
+
+  private static final String[] FAST = {
+    "--visibility", "2s", "--extend-every", "500ms", "--extension", "2s", "--kill-grace", "1s",
+    "--sweep-every", "1s"
+  };
+
+  private static String[] worker(String... extra) {
+    String[] a = new String[1 + FAST.length + extra.length];
+    a[0] = "worker";
+    System.arraycopy(FAST, 0, a, 1, FAST.length);
+    System.arraycopy(extra, 0, a, 1 + FAST.length, extra.length);
+    return a;
+  }
+
+  private static long id(String out) {
+    return Long.parseLong(out.strip());
+  }
+
+  @Test
+  void enqueuedCommandIsCompletedByAWorkerWithItsOutputStored() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    long id = id(t.run("enqueue", "--", "sh", "-c", "echo hello from $TETHER_ITEM_ID"));
+    JarRunner.Proc w = t.start(worker());
+    try {
+      await().atMost(Duration.ofSeconds(30)).until(() -> "completed".equals(t.status(id)));
+    } finally {
+      JarRunner.term(w);
+      assertThat(w.waitFor(20)).isIn(0, 143);
+    }
+    String inspect = t.run("inspect", Long.toString(id), "--json");
+    assertThat(inspect).contains("\"exit_status\":0").contains("hello from " + id);
+    assertThat(t.deliveries(id)).isEqualTo(1);
+  }
+
+  @Test
+  void itemOfAWorkerKilledWithSigkillIsFinishedByASecondWorker() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    long id = id(t.run("enqueue", "--", "sh", "-c",
+        "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo step $i; sleep 0.25; done"));
+    JarRunner.Proc first = t.start(worker());
+    await().atMost(Duration.ofSeconds(30)).until(() -> "in_progress".equals(t.status(id)));
+    Thread.sleep(500); // mid-item
+    JarRunner.kill9(first);
+    assertThat(t.status(id)).isEqualTo("in_progress");
+    JarRunner.Proc second = t.start(worker());
+    try {
+      await().atMost(Duration.ofSeconds(40)).until(() -> "completed".equals(t.status(id)));
+    } finally {
+      JarRunner.term(second);
+      second.waitFor(20);
+    }
+    assertThat(t.deliveries(id)).isEqualTo(2);
+    assertThat(t.checkpointKinds(id)).containsExactly("lease_expired");
+  }
+
+  @Test
+  void silentCommandLosesItsLeaseWhileAChattyOneOfTheSameLengthKeepsIt() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    long silent = id(t.run("enqueue", "--max-attempts", "2", "--", "sh", "-c", "sleep 5"));
+    long chatty = id(t.run("enqueue", "--max-attempts", "2", "--", "sh", "-c",
+        "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick $i; sleep 0.5; done"));
+    JarRunner.Proc w = t.start(worker("--concurrency", "3"));
+    try {
+      await().atMost(Duration.ofSeconds(60))
+          .until(() -> "completed".equals(t.status(chatty)) && "failed".equals(t.status(silent)));
+    } finally {
+      JarRunner.term(w);
+      w.waitFor(20);
+    }
+    assertThat(t.deliveries(chatty)).isEqualTo(1);
+    assertThat(t.checkpointKinds(chatty)).isEmpty();
+    assertThat(t.deliveries(silent)).isEqualTo(2);
+    assertThat(t.checkpointKinds(silent)).containsExactly("lease_expired", "lease_expired");
+    assertThat(w.err()).contains("lease expired or taken over while its command was silent");
+  }
+
+  @Test
+  void sigtermHandsRunningItemsBackAtOnce() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    long id = id(t.run("enqueue", "--", "sh", "-c", "echo started; sleep 30"));
+    JarRunner.Proc w = t.start("worker", "--visibility", "10m", "--kill-grace", "1s");
+    await().atMost(Duration.ofSeconds(30)).until(() -> "in_progress".equals(t.status(id)));
+    Thread.sleep(300);
+    long start = System.nanoTime();
+    JarRunner.term(w);
+    int code = w.waitFor(20);
+    long tookMs = (System.nanoTime() - start) / 1_000_000;
+    assertThat(code).isIn(0, 143);
+    assertThat(tookMs).isLessThan(8000);
+    assertThat(t.status(id)).isEqualTo("pending");
+    assertThat(t.checkpointKinds(id)).containsExactly("nacked");
+    long availableAt = Long.parseLong(t.column(id, "available_at"));
+    assertThat(Instant.ofEpochMilli(availableAt)).isBefore(Instant.now().plusMillis(1));
+    assertThat(t.column(id, "lease_token")).isNull();
+  }
+
+  @Test
+  void demoRunsToItsSummaryInUnderAMinute() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    long start = System.nanoTime();
+    JarRunner.Proc demo = t.start("demo", "--dir", dir.toString());
+    int code = demo.waitFor(70);
+    long took = (System.nanoTime() - start) / 1_000_000_000;
+    assertThat(code).as(demo.err()).isZero();
+    assertThat(took).isLessThan(60);
+    String out = demo.out();
+    assertThat(out).contains("dashboard: http://127.0.0.1:")
+        .contains("lease extended")
+        .contains("stall detected")
+        .contains("redelivered")
+        .contains("retry scheduled")
+        .contains("dead-lettered")
+        .contains("summary")
+        .contains("totals: {completed=6, failed=1}");
+  }
+}

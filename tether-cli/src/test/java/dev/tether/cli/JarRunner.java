@@ -1,0 +1,152 @@
+package dev.tether.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Runs the real shaded jar as separate processes, for end-to-end tests. */
+final class JarRunner {
+  static final Path JAR = Path.of(System.getProperty("tether.jar", "target/tether.jar")).toAbsolutePath();
+
+  private final Path dir;
+  private final Path db;
+  private int seq;
+
+  JarRunner(Path dir) {
+    this.dir = dir;
+    this.db = dir.resolve("e2e.db");
+    if (!Files.isRegularFile(JAR)) {
+      throw new IllegalStateException(JAR + " is missing: run 'mvn -B verify' (the jar is built in the package phase)");
+    }
+  }
+
+  Path db() {
+    return db;
+  }
+
+  /** A started process with its output in files. */
+  static final class Proc {
+    final Process process;
+    final Path out;
+    final Path err;
+
+    Proc(Process process, Path out, Path err) {
+      this.process = process;
+      this.out = out;
+      this.err = err;
+    }
+
+    String out() {
+      try {
+        return Files.readString(out, StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        return "";
+      }
+    }
+
+    String err() {
+      try {
+        return Files.readString(err, StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        return "";
+      }
+    }
+
+    int waitFor(long seconds) throws InterruptedException {
+      if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        throw new AssertionError("process did not end within " + seconds + "s; stderr: " + err());
+      }
+      return process.exitValue();
+    }
+  }
+
+  Proc start(String... args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx256m");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-jar");
+    cmd.add(JAR.toString());
+    cmd.addAll(List.of(args));
+    int n = ++seq;
+    Path out = dir.resolve("p" + n + ".out");
+    Path err = dir.resolve("p" + n + ".err");
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
+    Map<String, String> env = pb.environment();
+    env.put("TETHER_DB", db.toString());
+    env.remove("TETHER_TOKEN");
+    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+    return new Proc(pb.start(), out, err);
+  }
+
+  /** Runs a command to its end (max 60 s) and returns its stdout; fails on a non-zero exit. */
+  String run(String... args) throws IOException, InterruptedException {
+    Proc p = start(args);
+    int code = p.waitFor(60);
+    if (code != 0) {
+      throw new AssertionError("tether " + String.join(" ", args) + " exited " + code + ": " + p.err());
+    }
+    return p.out();
+  }
+
+  /** Reads one column of one item straight from the store. */
+  String column(long id, String column) throws SQLException {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        PreparedStatement ps = c.prepareStatement("SELECT " + column + " FROM work_items WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    } catch (SQLException e) {
+      if (String.valueOf(e.getMessage()).contains("BUSY") || String.valueOf(e.getMessage()).contains("locked")) {
+        return null; // a writer holds the lock: the caller polls again
+      }
+      throw e;
+    }
+  }
+
+  String status(long id) throws SQLException {
+    return column(id, "status");
+  }
+
+  int deliveries(long id) throws SQLException {
+    String v = column(id, "delivery_count");
+    return v == null ? -1 : Integer.parseInt(v);
+  }
+
+  List<String> checkpointKinds(long id) throws SQLException {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        PreparedStatement ps = c.prepareStatement("SELECT kind FROM work_item_checkpoints WHERE item_id = ? ORDER BY id")) {
+      ps.setLong(1, id);
+      List<String> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+      }
+      return out;
+    }
+  }
+
+  /** Sends SIGTERM. */
+  static void term(Proc p) {
+    p.process.destroy();
+  }
+
+  /** Sends SIGKILL. */
+  static void kill9(Proc p) throws InterruptedException {
+    p.process.destroyForcibly();
+    p.process.waitFor(10, TimeUnit.SECONDS);
+  }
+}
