@@ -1,0 +1,177 @@
+package dev.tether.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.tether.cli.internal.CommandSpec;
+import dev.tether.cli.internal.Dashboard;
+import dev.tether.cli.internal.Worker;
+import dev.tether.cli.internal.WorkerMetrics;
+import dev.tether.health.HealthServer;
+import dev.tether.jdbc.LeaseManager;
+import dev.tether.jdbc.NewWorkItem;
+import dev.tether.jdbc.TetherStore;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Level;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+
+/**
+ * The dashboard in a real headless Chromium, through the system chromedriver (never a download):
+ * no console errors, an in-flight item whose heartbeat age and lease time change, item text shown
+ * as text, and requeue refused without the token and done with it. Saves {@code
+ * target/dashboard.png}.
+ */
+@Timeout(120)
+class DashboardBrowserIT {
+  private static final String CHROMEDRIVER = "/usr/bin/chromedriver";
+  private static final String CHROMIUM = "/usr/bin/chromium";
+  private static final String TOKEN = "browser-test-token";
+
+  @TempDir Path dir;
+  private TetherStore store;
+  private Worker worker;
+  private HealthServer server;
+  private WebDriver driver;
+
+  @BeforeEach
+  void start() {
+    store = TetherStore.open(dir.resolve("b.db").toString());
+    worker =
+        new Worker(store, new Worker.Config("web", 2, Duration.ofSeconds(3), Duration.ofMillis(300),
+            Duration.ofSeconds(3), Duration.ofSeconds(1), 4096, Duration.ofSeconds(5), null),
+            new WorkerMetrics());
+    server = new Dashboard(store, TOKEN, worker, new WorkerMetrics()).start("127.0.0.1", 0, worker::isHealthy);
+  }
+
+  @AfterEach
+  void stop() {
+    if (driver != null) {
+      driver.quit();
+    }
+    worker.stop(Duration.ofSeconds(5));
+    server.stop();
+    store.close();
+  }
+
+  private WebDriver chromium() throws Exception {
+    if (!new File(CHROMEDRIVER).canExecute() || !new File(CHROMIUM).canExecute()) {
+      throw new AssertionError(
+          "headless Chromium is needed for the dashboard test: install it with"
+              + " 'apt-get update && apt-get install -y chromium chromium-driver'"
+              + " (expected " + CHROMIUM + " and " + CHROMEDRIVER + ")");
+    }
+    System.setProperty("webdriver.chrome.driver", CHROMEDRIVER);
+    Path profile = Files.createTempDirectory(dir, "chromium-profile");
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary(CHROMIUM);
+    options.addArguments(
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--no-first-run", "--window-size=1400,1600", "--user-data-dir=" + profile);
+    options.setCapability("goog:loggingPrefs", Map.of("browser", "ALL"));
+    ChromeDriverService service =
+        new ChromeDriverService.Builder().usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
+    return new ChromeDriver(service, options);
+  }
+
+  private long enqueue(String queue, String script, int maxAttempts) {
+    return new LeaseManager(store, "it").enqueue(
+        NewWorkItem.builder(queue)
+            .input(new CommandSpec(List.of(script), true, "output", Map.of()).toJson())
+            .maxAttempts(maxAttempts)
+            .build());
+  }
+
+  private String cell(long id, String cls) {
+    return driver.findElement(By.cssSelector("#inflight tr[data-id='" + id + "'] td." + cls)).getText();
+  }
+
+  @Test
+  void dashboardShowsLiveLeasesEscapesItemTextAndGuardsRequeueWithTheToken() throws Exception {
+    // a failed item on a queue no worker serves, with hostile text in its command and error
+    LeaseManager lm = new LeaseManager(store, "it");
+    long failed = enqueue("other", "echo '<img src=x onerror=window.pwned=1>'", 1);
+    var lease = lm.acquire("other", Duration.ofSeconds(30)).orElseThrow();
+    lm.release(lease.itemId(), lease.token(), false, null, "exit status 1: <b id=injected>boom</b>");
+    long chatty = enqueue("web", "for i in $(seq 1 200); do echo tick $i; sleep 0.2; done", 3);
+    worker.start();
+
+    driver = chromium();
+    driver.get("http://127.0.0.1:" + server.address().getPort() + "/");
+
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> !driver.findElements(By.cssSelector("#inflight tr[data-id='" + chatty + "']")).isEmpty());
+    String age1 = cell(chatty, "hb-age");
+    String left1 = cell(chatty, "lease-left");
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+        .until(() -> !cell(chatty, "hb-age").equals(age1));
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+        .until(() -> !cell(chatty, "lease-left").equals(left1));
+    assertThat(cell(chatty, "lease-left")).doesNotStartWith("-");
+
+    // item text is text, never markup
+    WebElement failedRow = driver.findElement(By.cssSelector("#failed tr[data-id='" + failed + "']"));
+    assertThat(failedRow.getText()).contains("<b id=injected>boom</b>").contains("<img src=x onerror=window.pwned=1>");
+    assertThat(driver.findElements(By.id("injected"))).isEmpty();
+    assertThat(driver.findElements(By.cssSelector("#failed img, #recent img"))).isEmpty();
+    assertThat(((org.openqa.selenium.JavascriptExecutor) driver).executeScript("return window.pwned === undefined")).isEqualTo(true);
+
+    // the item's history opens on click
+    driver.findElement(By.cssSelector("#failed tr[data-id='" + failed + "'] a.id")).click();
+    await().atMost(Duration.ofSeconds(5)).until(() -> driver.findElement(By.id("item")).isDisplayed());
+    assertThat(driver.findElement(By.id("item-checkpoints")).getText()).contains("released_failed");
+
+    // requeue without a token is refused (401), with a wrong one too (403)
+    WebElement message = driver.findElement(By.id("message"));
+    driver.findElement(By.cssSelector("#failed button.requeue[data-id='" + failed + "']")).click();
+    await().atMost(Duration.ofSeconds(5)).until(() -> message.getText().contains("401"));
+    WebElement token = driver.findElement(By.id("token"));
+    token.sendKeys("not-the-token", Keys.TAB);
+    driver.findElement(By.cssSelector("#failed button.requeue[data-id='" + failed + "']")).click();
+    await().atMost(Duration.ofSeconds(5)).until(() -> message.getText().contains("403"));
+    assertThat(lm.find(failed).orElseThrow().status().dbValue()).isEqualTo("failed");
+
+    // with the token it works
+    token.clear();
+    token.sendKeys(TOKEN, Keys.TAB);
+    driver.findElement(By.cssSelector("#failed button.requeue[data-id='" + failed + "']")).click();
+    await().atMost(Duration.ofSeconds(5)).until(() -> message.getText().contains("done"));
+    assertThat(lm.find(failed).orElseThrow().status().dbValue()).isEqualTo("pending");
+
+    File shot = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE);
+    Path target = Path.of(System.getProperty("tether.screenshot", "target/dashboard.png"));
+    Files.createDirectories(target.toAbsolutePath().getParent());
+    Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
+
+    List<LogEntry> severe =
+        driver.manage().logs().get(LogType.BROWSER).getAll().stream()
+            .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
+            // the refused requeues are expected 401/403 responses, logged by Chromium as failed loads
+            .filter(e -> !e.getMessage().matches(".*/api/requeue\\?id=\\d+ - Failed to load resource: the server responded with a status of 40[13].*"))
+            .collect(Collectors.toList());
+    assertThat(severe).as("browser console errors: %s",
+        severe.stream().map(LogEntry::getMessage).collect(Collectors.joining("\n"))).isEmpty();
+  }
+}
