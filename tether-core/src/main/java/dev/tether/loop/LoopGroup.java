@@ -17,7 +17,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -95,7 +94,8 @@ public final class LoopGroup {
   private int runningLoops; // guarded by monitor
   private final List<Thread> loopThreads = new ArrayList<>(); // guarded by monitor
   private final CountDownLatch terminated = new CountDownLatch(1);
-  private final AtomicBoolean stragglersHandled = new AtomicBoolean();
+  private final Object stragglerLock = new Object();
+  private boolean stragglersHandled; // guarded by stragglerLock
   private volatile HealthServer healthServer;
   private volatile Thread shutdownHook;
 
@@ -368,26 +368,36 @@ public final class LoopGroup {
     }
   }
 
+  /**
+   * Logs and interrupts the loop threads still alive, once; a concurrent second caller waits until
+   * the first has finished, so that a shutdown hook cannot let the JVM exit mid-report.
+   */
   private void handleStragglers() {
-    List<Thread> alive;
-    synchronized (monitor) {
-      alive = loopThreads.stream().filter(Thread::isAlive).collect(Collectors.toList());
-    }
-    if (alive.isEmpty() || !stragglersHandled.compareAndSet(false, true)) {
-      return;
-    }
-    for (Thread t : alive) {
-      StringBuilder stack = new StringBuilder();
-      for (StackTraceElement f : t.getStackTrace()) {
-        stack.append("\n\tat ").append(f);
+    synchronized (stragglerLock) {
+      if (stragglersHandled) {
+        return;
       }
-      log.error(
-          "Loop thread '{}' did not stop within the shutdown timeout of {}; interrupting it and"
-              + " giving up on it. Its stack:{}",
-          t.getName(),
-          shutdownTimeout,
-          stack);
-      t.interrupt();
+      List<Thread> alive;
+      synchronized (monitor) {
+        alive = loopThreads.stream().filter(Thread::isAlive).collect(Collectors.toList());
+      }
+      if (alive.isEmpty()) {
+        return;
+      }
+      stragglersHandled = true;
+      for (Thread t : alive) {
+        StringBuilder stack = new StringBuilder();
+        for (StackTraceElement f : t.getStackTrace()) {
+          stack.append("\n\tat ").append(f);
+        }
+        log.error(
+            "Loop thread '{}' did not stop within the shutdown timeout of {}; interrupting it and"
+                + " giving up on it. Its stack:{}",
+            t.getName(),
+            shutdownTimeout,
+            stack);
+        t.interrupt();
+      }
     }
   }
 
