@@ -433,6 +433,9 @@ public final class Watchdog {
     /**
      * Validates the fields.
      *
+     * @param name the loop's name
+     * @param elapsed time since its last beat
+     * @param threshold the stall threshold it exceeded
      * @throws NullPointerException if a field is null
      */
     public Stall {
