@@ -242,12 +242,17 @@ public final class HealthServer implements AutoCloseable {
     return a;
   }
 
-  /** Returns counters of the slow-client defences: [requests cut off, connections refused]. */
+  /**
+   * Returns counters of the slow-client defences, for tests: [requests cut off, connections
+   * refused, exchanges in progress].
+   */
   long[] defenceCounters() {
     synchronized (lock) {
       return executor == null
-          ? new long[] {0, 0}
-          : new long[] {executor.timedOutCount(), executor.rejectedCount()};
+          ? new long[] {0, 0, 0}
+          : new long[] {
+            executor.timedOutCount(), executor.rejectedCount(), executor.activeCount()
+          };
     }
   }
 

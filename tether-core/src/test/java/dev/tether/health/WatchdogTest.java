@@ -191,13 +191,13 @@ class WatchdogTest {
     Watchdog watchdog =
         Watchdog.builder()
             .heartbeat("alive", hb)
-            .stallThreshold(Duration.ofMillis(200))
+            .stallThreshold(Duration.ofMillis(400))
             .checkInterval(Duration.ofMillis(20))
             .terminator(NEVER)
             .build();
     watchdog.start();
     assertThat(watchdog.isRunning()).isTrue();
-    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(600);
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1000);
     while (System.nanoTime() < end) {
       hb.beat();
       Thread.sleep(10); // the loop under watch does real work between beats

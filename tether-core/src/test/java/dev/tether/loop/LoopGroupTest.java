@@ -126,6 +126,7 @@ class LoopGroupTest {
     assertThat(slow.isRunning()).isTrue();
 
     run.get(5, TimeUnit.SECONDS);
+    assertThat(throwing.ended.await(2, TimeUnit.SECONDS)).isTrue();
     assertThat(throwing.interrupted)
         .as("the loop that could not be signalled is interrupted at the deadline")
         .isTrue();
