@@ -246,6 +246,26 @@ class WatchdogTest {
   }
 
   @Test
+  void failingTerminatorIsLoggedAndTheWatchdogStops() throws Exception {
+    CountDownLatch called = new CountDownLatch(1);
+    Watchdog watchdog =
+        Watchdog.builder()
+            .heartbeat("stuck", new Heartbeat())
+            .stallThreshold(Duration.ofMillis(20))
+            .terminator(
+                (s, stalls) -> {
+                  called.countDown();
+                  throw new IllegalStateException("cannot exit");
+                })
+            .build();
+    watchdog.start();
+    assertThat(called.await(5, TimeUnit.SECONDS)).isTrue();
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> !watchdog.isRunning());
+  }
+
+  @Test
   void threadDumpContainsEveryThreadWithItsFrames() {
     String dump = Watchdog.threadDump();
     assertThat(dump).contains("\"" + Thread.currentThread().getName() + "\"");
