@@ -247,6 +247,21 @@ class LoopGroupTest {
   }
 
   @Test
+  void healthPortInUseFailsRunBeforeAnyLoopStarts() throws Exception {
+    try (var taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+      FakeLoop a = new FakeLoop("a");
+      LoopGroup group =
+          builder().loop(a).healthHost("127.0.0.1").healthPort(taken.getLocalPort()).build();
+
+      assertThatThrownBy(group::run)
+          .isInstanceOf(java.io.UncheckedIOException.class)
+          .hasMessageContaining(String.valueOf(taken.getLocalPort()));
+      assertThat(a.started.getCount()).as("no loop started").isEqualTo(1);
+      assertThat(group.awaitTermination(Duration.ZERO)).isTrue();
+    }
+  }
+
+  @Test
   void readinessFailsAsSoonAsShutdownIsRequested() throws Exception {
     FakeLoop slow = new FakeLoop("slow").stopDelay(Duration.ofMillis(800));
     LoopGroup group = builder().loop(slow).healthHost("127.0.0.1").healthPort(0).build();
