@@ -48,6 +48,8 @@ import org.slf4j.LoggerFactory;
  * {@code /health/ready} answers 200 when every loop {@link WorkLoop#isRunning() is running}, no
  * shutdown was requested and, when a watchdog is configured, every heartbeat is younger than the
  * stall threshold; so readiness fails no later than the watchdog fires (see {@link #isReady()}).
+ * A heartbeat counts from its creation or its last beat: a loop built long before the group runs
+ * should beat when its {@code run()} starts.
  *
  * <h2>Shutdown</h2>
  *
