@@ -1,0 +1,261 @@
+package dev.tether.loop;
+
+import dev.tether.LeaseExtenderConfig;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Checks that a group's timeouts fit together, as the seeds' calibration rules require. Stateless
+ * and thread-safe.
+ *
+ * <h2>Rules</h2>
+ *
+ * For every loop that exposes a {@link MainLoopConfig} ({@link WorkLoop#config()}), where {@code
+ * max_processing_time} is the loop's {@link MainLoopConfig#deadline()} <em>or 0 when it has
+ * none</em> (a loop without a deadline promises nothing about processing time, so only the other
+ * terms are checked):
+ *
+ * <ol>
+ *   <li>{@link #VISIBILITY_COVERS_WATCHDOG} {@code visibility_timeout > watchdog_threshold +
+ *       max_processing_time}: a message is not redelivered while the worker that holds it could
+ *       still be alive (watchdog only);
+ *   <li>{@link #WATCHDOG_COVERS_WORK} {@code watchdog_threshold > wait_time + max_processing_time}:
+ *       a loop that is merely long-polling and then processing is never taken for stalled
+ *       (watchdog only);
+ *   <li>{@link #EXTENSION_INTERVAL} {@code interval < extension / 2}: a steadily beating worker
+ *       extends before its lease runs out (lease extender enabled only);
+ *   <li>{@link #EXTENSION_BELOW_VISIBILITY} {@code extension < visibility_timeout} (lease extender
+ *       enabled only).
+ * </ol>
+ *
+ * And once for the group, when a watchdog is configured: {@link #WATCHDOG_INTERVAL} {@code
+ * watchdog_interval < watchdog_threshold / 3}. (The watchdog itself also wakes at the earliest
+ * possible stall, so the interval is only an upper bound between checks; the rule is kept so that
+ * configurations stay valid for the seeds' polling watchdog too.) Loops without a configuration
+ * are checked against this group rule only.
+ *
+ * <p>{@link LoopGroup.Builder#build()} applies these checks according to its {@link Mode}: by
+ * default ({@link Mode#ERROR}) any violation fails the build with an {@link
+ * IllegalArgumentException} listing all of them.
+ */
+public final class Calibration {
+  /** Rule: {@code visibility_timeout > watchdog_threshold + max_processing_time}. */
+  public static final String VISIBILITY_COVERS_WATCHDOG =
+      "visibility_timeout > watchdog_threshold + max_processing_time";
+
+  /** Rule: {@code watchdog_threshold > wait_time + max_processing_time}. */
+  public static final String WATCHDOG_COVERS_WORK =
+      "watchdog_threshold > wait_time + max_processing_time";
+
+  /** Rule: {@code watchdog_interval < watchdog_threshold / 3}. */
+  public static final String WATCHDOG_INTERVAL = "watchdog_interval < watchdog_threshold / 3";
+
+  /** Rule: {@code interval < extension / 2} (lease extender). */
+  public static final String EXTENSION_INTERVAL = "interval < extension / 2";
+
+  /** Rule: {@code extension < visibility_timeout} (lease extender). */
+  public static final String EXTENSION_BELOW_VISIBILITY = "extension < visibility_timeout";
+
+  private Calibration() {}
+
+  /** What a group does with violated rules. */
+  public enum Mode {
+    /** Fail the build with an {@link IllegalArgumentException} listing every violation (default). */
+    ERROR,
+    /** Log every violation as a warning and build anyway. */
+    WARN,
+    /** Do not check. */
+    OFF
+  }
+
+  /**
+   * One violated rule.
+   *
+   * @param loop the loop's name, or empty for the group-wide rule
+   * @param rule the rule, one of this class's constants
+   * @param values the values involved, for example {@code visibility_timeout=900s,
+   *     watchdog_threshold=720s, max_processing_time=600s}
+   */
+  public record Violation(Optional<String> loop, String rule, String values) {
+    /**
+     * Validates the fields.
+     *
+     * @param loop the loop's name, or empty for the group-wide rule
+     * @param rule the rule
+     * @param values the values involved
+     * @throws NullPointerException if a field is null
+     */
+    public Violation {
+      Objects.requireNonNull(loop, "loop");
+      Objects.requireNonNull(rule, "rule");
+      Objects.requireNonNull(values, "values");
+    }
+
+    /**
+     * Returns a one-line description naming the loop, the rule and the values.
+     *
+     * @return the description
+     */
+    @Override
+    public String toString() {
+      return loop.map(l -> "loop '" + l + "': ").orElse("group: ")
+          + "rule "
+          + rule
+          + " violated: "
+          + values;
+    }
+  }
+
+  /**
+   * Checks the loops of a group against its watchdog.
+   *
+   * @param loops the loops; those whose {@link WorkLoop#config()} is empty get no per-loop check
+   * @param watchdogThreshold the stall threshold, or empty when the group has no watchdog
+   * @param watchdogInterval the watchdog's check interval (ignored without a watchdog)
+   * @return every violation, loops in the given order, the group rule first; empty when calibrated
+   */
+  public static List<Violation> check(
+      Collection<? extends WorkLoop> loops,
+      Optional<Duration> watchdogThreshold,
+      Duration watchdogInterval) {
+    Objects.requireNonNull(loops, "loops");
+    Objects.requireNonNull(watchdogThreshold, "watchdogThreshold");
+    Objects.requireNonNull(watchdogInterval, "watchdogInterval");
+    List<Violation> out = new ArrayList<>(checkGroup(watchdogThreshold, watchdogInterval));
+    for (WorkLoop loop : loops) {
+      Optional<MainLoopConfig> config = loop.config();
+      config.ifPresent(c -> out.addAll(checkLoop(loop.name(), c, watchdogThreshold)));
+    }
+    return List.copyOf(out);
+  }
+
+  /**
+   * Checks the group-wide rule {@link #WATCHDOG_INTERVAL}.
+   *
+   * @param watchdogThreshold the stall threshold, or empty when the group has no watchdog
+   * @param watchdogInterval the watchdog's check interval
+   * @return the violation, if any
+   */
+  public static List<Violation> checkGroup(
+      Optional<Duration> watchdogThreshold, Duration watchdogInterval) {
+    if (watchdogThreshold.isEmpty()) {
+      return List.of();
+    }
+    Duration threshold = watchdogThreshold.get();
+    // interval < threshold / 3  <=>  3 * interval < threshold, exact in nanoseconds
+    if (watchdogInterval.multipliedBy(3).compareTo(threshold) >= 0) {
+      return List.of(
+          new Violation(
+              Optional.empty(),
+              WATCHDOG_INTERVAL,
+              "watchdog_interval="
+                  + format(watchdogInterval)
+                  + ", watchdog_threshold="
+                  + format(threshold)
+                  + " (threshold / 3 = "
+                  + format(threshold.dividedBy(3))
+                  + "); lower watchdogInterval or raise watchdogThreshold"));
+    }
+    return List.of();
+  }
+
+  /**
+   * Checks one loop's configuration (the per-loop rules).
+   *
+   * @param loopName the loop's name, for the messages
+   * @param config the loop's configuration
+   * @param watchdogThreshold the stall threshold, or empty when the group has no watchdog
+   * @return the violations, in rule order; empty when calibrated
+   */
+  public static List<Violation> checkLoop(
+      String loopName, MainLoopConfig config, Optional<Duration> watchdogThreshold) {
+    Objects.requireNonNull(loopName, "loopName");
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(watchdogThreshold, "watchdogThreshold");
+    Optional<String> loop = Optional.of(loopName);
+    List<Violation> out = new ArrayList<>();
+    Duration visibility = config.visibilityTimeout();
+    Duration wait = config.waitTime();
+    Duration processing = config.deadline().orElse(Duration.ZERO);
+    String processingText =
+        "max_processing_time="
+            + format(processing)
+            + (config.deadline().isPresent() ? " (deadline)" : " (no deadline set, counted as 0)");
+
+    if (watchdogThreshold.isPresent()) {
+      Duration threshold = watchdogThreshold.get();
+      if (visibility.compareTo(threshold.plus(processing)) <= 0) {
+        out.add(
+            new Violation(
+                loop,
+                VISIBILITY_COVERS_WATCHDOG,
+                "visibility_timeout="
+                    + format(visibility)
+                    + ", watchdog_threshold="
+                    + format(threshold)
+                    + ", "
+                    + processingText
+                    + "; raise visibilityTimeout above "
+                    + format(threshold.plus(processing))
+                    + " or lower watchdogThreshold"));
+      }
+      if (threshold.compareTo(wait.plus(processing)) <= 0) {
+        out.add(
+            new Violation(
+                loop,
+                WATCHDOG_COVERS_WORK,
+                "watchdog_threshold="
+                    + format(threshold)
+                    + ", wait_time="
+                    + format(wait)
+                    + ", "
+                    + processingText
+                    + "; raise watchdogThreshold above "
+                    + format(wait.plus(processing))
+                    + " or lower waitTime or deadline"));
+      }
+    }
+
+    LeaseExtenderConfig extender = config.leaseExtender();
+    if (extender.enabled()) {
+      // interval < extension / 2  <=>  2 * interval < extension
+      if (extender.interval().multipliedBy(2).compareTo(extender.extension()) >= 0) {
+        out.add(
+            new Violation(
+                loop,
+                EXTENSION_INTERVAL,
+                "interval="
+                    + format(extender.interval())
+                    + ", extension="
+                    + format(extender.extension())
+                    + " (extension / 2 = "
+                    + format(extender.extension().dividedBy(2))
+                    + "); lower the lease extender interval or raise its extension"));
+      }
+      if (extender.extension().compareTo(visibility) >= 0) {
+        out.add(
+            new Violation(
+                loop,
+                EXTENSION_BELOW_VISIBILITY,
+                "extension="
+                    + format(extender.extension())
+                    + ", visibility_timeout="
+                    + format(visibility)
+                    + "; lower the lease extension or raise visibilityTimeout"));
+      }
+    }
+    return out;
+  }
+
+  /** Formats a duration in seconds, for example {@code 720s} or {@code 0.5s}. */
+  static String format(Duration d) {
+    BigDecimal seconds =
+        BigDecimal.valueOf(d.getSeconds()).add(BigDecimal.valueOf(d.getNano(), 9));
+    return seconds.stripTrailingZeros().toPlainString() + "s";
+  }
+}
