@@ -54,14 +54,14 @@ public abstract class MailboxContractTest {
   protected abstract MailboxFixture createFixture();
 
   @BeforeEach
-  void setUpMailbox() {
+  public void setUpMailbox() {
     fixture = createFixture();
     clock = new SettableClock(Instant.parse("2026-03-01T10:00:00Z"));
     mailbox = fixture.create("requests", spec(0));
   }
 
   @AfterEach
-  void tearDownMailbox() throws InterruptedException {
+  public void tearDownMailbox() throws InterruptedException {
     try {
       fixture.close();
     } finally {
@@ -101,7 +101,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- send and receive
 
   @Test
-  void sentMessageIsReceivedWithItsIdBodyAndEnqueueInstant() {
+  public void sentMessageIsReceivedWithItsIdBodyAndEnqueueInstant() {
     Instant sentAt = clock.instant();
     String id = mailbox.send("hello");
     clock.advance(Duration.ofSeconds(5));
@@ -116,7 +116,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void sendReturnsDistinctIds() {
+  public void sendReturnsDistinctIds() {
     Set<String> ids = new HashSet<>();
     for (int i = 0; i < 20; i++) {
       ids.add(mailbox.send("m" + i));
@@ -125,18 +125,18 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void firstDeliveryCountIsOne() {
+  public void firstDeliveryCountIsOne() {
     mailbox.send("a");
     assertThat(receiveOne(MINUTE).deliveryCount()).isEqualTo(1);
   }
 
   @Test
-  void receiveWithNothingVisibleAndNoWaitReturnsEmpty() {
+  public void receiveWithNothingVisibleAndNoWaitReturnsEmpty() {
     assertThat(mailbox.receive(10, MINUTE, NO_WAIT)).isEmpty();
   }
 
   @Test
-  void messagesAreReceivedOldestFirst() {
+  public void messagesAreReceivedOldestFirst() {
     for (int i = 0; i < 5; i++) {
       mailbox.send("m" + i);
     }
@@ -145,7 +145,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void receiveReturnsAtMostMaxMessages() {
+  public void receiveReturnsAtMostMaxMessages() {
     for (int i = 0; i < 15; i++) {
       mailbox.send("m" + i);
     }
@@ -157,7 +157,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void receivedMessageIsInvisibleUntilItsVisibilityTimeoutPasses() {
+  public void receivedMessageIsInvisibleUntilItsVisibilityTimeoutPasses() {
     mailbox.send("a");
     receiveOne(Duration.ofSeconds(30));
 
@@ -169,7 +169,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void expiredLeaseIsRedeliveredWithHigherDeliveryCountAndNewHandleWithoutAnySweep() {
+  public void expiredLeaseIsRedeliveredWithHigherDeliveryCountAndNewHandleWithoutAnySweep() {
     String id = mailbox.send("a");
     Message<String, String> first = receiveOne(Duration.ofSeconds(10));
 
@@ -183,7 +183,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void receiptHandlesDifferOnEveryDelivery() {
+  public void receiptHandlesDifferOnEveryDelivery() {
     mailbox.send("a");
     mailbox.send("b");
     Set<String> handles = new HashSet<>();
@@ -199,7 +199,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void deliveryCountNeverDecreasesAcrossNackAndExpiry() {
+  public void deliveryCountNeverDecreasesAcrossNackAndExpiry() {
     mailbox.send("a");
     List<Integer> counts = new ArrayList<>();
     Message<String, String> m = receiveOne(MINUTE);
@@ -215,7 +215,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void messageSentWithReplyToSaysSo() {
+  public void messageSentWithReplyToSaysSo() {
     Mailbox<String, String> replies = fixture.create("replies", spec(0));
     mailbox.send("a", replies);
     assertThat(receiveOne(MINUTE).hasReplyTo()).isTrue();
@@ -224,7 +224,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- delivery budget
 
   @Test
-  void expiredLeaseWithinMaxDeliveriesIsRedelivered() {
+  public void expiredLeaseWithinMaxDeliveriesIsRedelivered() {
     String id = mailbox.send("a");
     for (int delivery = 1; delivery <= MAX_DELIVERIES; delivery++) {
       Message<String, String> m = receiveOne(Duration.ofSeconds(10));
@@ -235,7 +235,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void expiredLeasePastMaxDeliveriesIsDeadLetteredAndNeverDeliveredAgain() {
+  public void expiredLeasePastMaxDeliveriesIsDeadLetteredAndNeverDeliveredAgain() {
     String id = mailbox.send("a");
     for (int delivery = 1; delivery <= MAX_DELIVERIES; delivery++) {
       receiveOne(Duration.ofSeconds(10));
@@ -251,7 +251,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void messageDeadLetteredOnExpiryLeavesOthersDeliverable() {
+  public void messageDeadLetteredOnExpiryLeavesOthersDeliverable() {
     String doomed = mailbox.send("doomed");
     for (int delivery = 1; delivery <= MAX_DELIVERIES; delivery++) {
       receiveOne(Duration.ofSeconds(10));
@@ -268,7 +268,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- acknowledge
 
   @Test
-  void acknowledgedMessageIsNeverDeliveredAgain() {
+  public void acknowledgedMessageIsNeverDeliveredAgain() {
     mailbox.send("a");
     receiveOne(Duration.ofSeconds(10)).acknowledge();
 
@@ -279,7 +279,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void expiredButNotRedeliveredLeaseCanStillBeAcknowledged() {
+  public void expiredButNotRedeliveredLeaseCanStillBeAcknowledged() {
     mailbox.send("a");
     Message<String, String> m = receiveOne(Duration.ofSeconds(10));
     clock.advance(Duration.ofSeconds(60));
@@ -291,7 +291,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void secondAcknowledgeThroughTheSameHandleThrowsMessageFinalized() {
+  public void secondAcknowledgeThroughTheSameHandleThrowsMessageFinalized() {
     mailbox.send("a");
     Message<String, String> m = receiveOne(MINUTE);
     m.acknowledge();
@@ -300,7 +300,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void everyOperationAfterFinalizingThroughTheSameHandleThrowsMessageFinalized() {
+  public void everyOperationAfterFinalizingThroughTheSameHandleThrowsMessageFinalized() {
     Mailbox<String, String> replies = fixture.create("replies", spec(0));
     mailbox.send("a", replies);
     Message<String, String> m = receiveOne(MINUTE);
@@ -313,7 +313,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- nack
 
   @Test
-  void nackWithZeroMakesMessageVisibleAtOnce() {
+  public void nackWithZeroMakesMessageVisibleAtOnce() {
     mailbox.send("a");
     receiveOne(Duration.ofHours(1)).nack(Duration.ZERO);
 
@@ -322,7 +322,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void nackWithDelayMakesMessageVisibleAfterTheDelay() {
+  public void nackWithDelayMakesMessageVisibleAfterTheDelay() {
     mailbox.send("a");
     receiveOne(Duration.ofHours(1)).nack(Duration.ofSeconds(30));
 
@@ -334,7 +334,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void nackMakesTheHandleStaleForEveryOperation() {
+  public void nackMakesTheHandleStaleForEveryOperation() {
     Mailbox<String, String> replies = fixture.create("replies", spec(0));
     mailbox.send("a", replies);
     Message<String, String> m = receiveOne(MINUTE);
@@ -351,7 +351,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- extend
 
   @Test
-  void extendVisibilityNeverShortensALongerLease() {
+  public void extendVisibilityNeverShortensALongerLease() {
     mailbox.send("a");
     Message<String, String> m = receiveOne(Duration.ofSeconds(1800));
 
@@ -366,7 +366,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void extendVisibilityKeepsTheMessageInvisibleUntilNowPlusTheTimeout() {
+  public void extendVisibilityKeepsTheMessageInvisibleUntilNowPlusTheTimeout() {
     mailbox.send("a");
     Message<String, String> m = receiveOne(Duration.ofSeconds(30));
     clock.advance(Duration.ofSeconds(20));
@@ -380,7 +380,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void expiredButNotRedeliveredLeaseCanStillBeExtended() {
+  public void expiredButNotRedeliveredLeaseCanStillBeExtended() {
     mailbox.send("a");
     Message<String, String> m = receiveOne(Duration.ofSeconds(10));
     clock.advance(Duration.ofSeconds(15));
@@ -396,7 +396,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- fencing
 
   @Test
-  void staleHandleAfterTakeoverIsRefusedForEveryOperationAndChangesNothing() {
+  public void staleHandleAfterTakeoverIsRefusedForEveryOperationAndChangesNothing() {
     Mailbox<String, String> replies = fixture.create("replies", spec(0));
     mailbox.send("a", replies);
     Message<String, String> stale = receiveOne(Duration.ofSeconds(10));
@@ -416,7 +416,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void handleOfAMessageFinalizedThroughAnotherHandleIsStale() {
+  public void handleOfAMessageFinalizedThroughAnotherHandleIsStale() {
     mailbox.send("a");
     Message<String, String> stale = receiveOne(Duration.ofSeconds(10));
     clock.advance(Duration.ofSeconds(10));
@@ -443,7 +443,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- dead letter
 
   @Test
-  void deadLetterFinalizesTheMessageAndRecordsIt() {
+  public void deadLetterFinalizesTheMessageAndRecordsIt() {
     String id = mailbox.send("a");
     Message<String, String> m = receiveOne(MINUTE);
 
@@ -459,7 +459,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- count and purge
 
   @Test
-  void approximateCountCountsVisibleAndInvisibleButNotFinalizedMessages() {
+  public void approximateCountCountsVisibleAndInvisibleButNotFinalizedMessages() {
     mailbox.send("a");
     mailbox.send("b");
     mailbox.send("c");
@@ -474,7 +474,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void purgeDeletesEveryMessageAndMakesOutstandingHandlesStale() {
+  public void purgeDeletesEveryMessageAndMakesOutstandingHandlesStale() {
     mailbox.send("a");
     mailbox.send("b");
     mailbox.send("c");
@@ -490,7 +490,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void mailboxIsUsableAfterPurge() {
+  public void mailboxIsUsableAfterPurge() {
     mailbox.send("old");
     mailbox.purge();
     mailbox.send("new");
@@ -500,7 +500,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- capacity
 
   @Test
-  void sendBeyondCapacityThrowsMailboxFullWhenTheFixtureSupportsCapacity() {
+  public void sendBeyondCapacityThrowsMailboxFullWhenTheFixtureSupportsCapacity() {
     Mailbox<String, String> bounded = fixture.create("bounded", spec(2));
     bounded.send("a");
     bounded.send("b");
@@ -523,7 +523,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void leasedMessagesCountTowardsCapacity() {
+  public void leasedMessagesCountTowardsCapacity() {
     Mailbox<String, String> bounded = fixture.create("bounded", spec(1));
     bounded.send("a");
     Message<String, String> m = receiveOne(bounded, MINUTE);
@@ -541,7 +541,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- long poll and close
 
   @Test
-  void blockedReceiveReturnsAsSoonAsAMessageIsSent() {
+  public void blockedReceiveReturnsAsSoonAsAMessageIsSent() {
     Background receiver = receiveInBackground(mailbox, Duration.ofSeconds(15));
     receiver.awaitBlocked();
 
@@ -552,7 +552,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void closeWakesBlockedReceiversWhichReturnEmpty() {
+  public void closeWakesBlockedReceiversWhichReturnEmpty() {
     Background first = receiveInBackground(mailbox, Duration.ofSeconds(15));
     Background second = receiveInBackground(mailbox, Duration.ofSeconds(15));
     first.awaitBlocked();
@@ -565,7 +565,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void interruptedReceiveReturnsWithTheInterruptFlagSet() {
+  public void interruptedReceiveReturnsWithTheInterruptFlagSet() {
     Background receiver = receiveInBackground(mailbox, Duration.ofSeconds(15));
     receiver.awaitBlocked();
 
@@ -576,27 +576,27 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void receiveWithWaitReturnsEmptyWhenNothingArrivesInTime() {
+  public void receiveWithWaitReturnsEmptyWhenNothingArrivesInTime() {
     long start = System.nanoTime();
     assertThat(mailbox.receive(1, MINUTE, Duration.ofMillis(200))).isEmpty();
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(150));
   }
 
   @Test
-  void sendOnClosedMailboxThrowsIllegalState() {
+  public void sendOnClosedMailboxThrowsIllegalState() {
     mailbox.close();
     assertThatThrownBy(() -> mailbox.send("late")).isInstanceOf(IllegalStateException.class);
   }
 
   @Test
-  void receiveOnClosedMailboxReturnsEmpty() {
+  public void receiveOnClosedMailboxReturnsEmpty() {
     mailbox.send("a");
     mailbox.close();
     assertThat(mailbox.receive(10, MINUTE, Duration.ofSeconds(5))).isEmpty();
   }
 
   @Test
-  void closeIsIdempotent() {
+  public void closeIsIdempotent() {
     mailbox.close();
     mailbox.close();
     assertThat(mailbox.receive(1, MINUTE, NO_WAIT)).isEmpty();
@@ -650,7 +650,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- reply
 
   @Test
-  void replyAndAcknowledgeSendsTheReplyAndFinalizesTheMessage() {
+  public void replyAndAcknowledgeSendsTheReplyAndFinalizesTheMessage() {
     Mailbox<String, String> replies = fixture.create("replies", spec(0));
     mailbox.send("question", replies);
     Message<String, String> m = receiveOne(MINUTE);
@@ -667,7 +667,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void replyAndAcknowledgeWithoutReplyToOnlyAcknowledges() {
+  public void replyAndAcknowledgeWithoutReplyToOnlyAcknowledges() {
     mailbox.send("fire and forget");
     Message<String, String> m = receiveOne(MINUTE);
 
@@ -678,7 +678,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void replyAndAcknowledgeThroughAStaleHandleSendsNothingAndFinalizesNothing() {
+  public void replyAndAcknowledgeThroughAStaleHandleSendsNothingAndFinalizesNothing() {
     Mailbox<String, String> replies = fixture.create("replies", spec(0));
     mailbox.send("question", replies);
     Message<String, String> stale = receiveOne(Duration.ofSeconds(10));
@@ -694,7 +694,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void replyAndAcknowledgeToAFullReplyMailboxLeavesTheMessageLeased() {
+  public void replyAndAcknowledgeToAFullReplyMailboxLeavesTheMessageLeased() {
     Mailbox<String, String> replies = fixture.create("replies", spec(1));
     replies.send("filler");
     mailbox.send("question", replies);
@@ -718,7 +718,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void replySendsWithoutFinalizingTheMessage() {
+  public void replySendsWithoutFinalizingTheMessage() {
     Mailbox<String, String> replies = fixture.create("replies", spec(0));
     mailbox.send("question", replies);
     Message<String, String> m = receiveOne(MINUTE);
@@ -733,7 +733,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void replyWithoutReplyToThrowsReplyNotAvailable() {
+  public void replyWithoutReplyToThrowsReplyNotAvailable() {
     mailbox.send("fire and forget");
     Message<String, String> m = receiveOne(MINUTE);
 
@@ -744,7 +744,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void replyThroughAStaleHandleSendsNothing() {
+  public void replyThroughAStaleHandleSendsNothing() {
     Mailbox<String, String> replies = fixture.create("replies", spec(0));
     mailbox.send("question", replies);
     Message<String, String> stale = receiveOne(Duration.ofSeconds(10));
@@ -759,7 +759,7 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- parameters
 
   @Test
-  void receiveRejectsMaxMessagesOutsideOneToTen() {
+  public void receiveRejectsMaxMessagesOutsideOneToTen() {
     mailbox.send("a");
     assertThatThrownBy(() -> mailbox.receive(0, MINUTE, NO_WAIT))
         .isInstanceOf(InvalidParameterException.class);
@@ -769,7 +769,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void receiveRejectsVisibilityTimeoutOutsideZeroToTwelveHours() {
+  public void receiveRejectsVisibilityTimeoutOutsideZeroToTwelveHours() {
     mailbox.send("a");
     assertThatThrownBy(() -> mailbox.receive(1, Duration.ofMillis(-1), NO_WAIT))
         .isInstanceOf(InvalidParameterException.class);
@@ -780,7 +780,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void receiveRejectsWaitTimeOutsideZeroToTwentySeconds() {
+  public void receiveRejectsWaitTimeOutsideZeroToTwentySeconds() {
     mailbox.send("a");
     assertThatThrownBy(() -> mailbox.receive(1, MINUTE, Duration.ofMillis(-1)))
         .isInstanceOf(InvalidParameterException.class);
@@ -790,7 +790,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void receiveWithZeroVisibilityLeavesTheMessageReceivableAtOnce() {
+  public void receiveWithZeroVisibilityLeavesTheMessageReceivableAtOnce() {
     mailbox.send("a");
     Message<String, String> first = receiveOne(Duration.ZERO);
     Message<String, String> second = receiveOne(MINUTE);
@@ -799,7 +799,7 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  void nackAndExtendRejectTimeoutsOutsideZeroToTwelveHoursAndChangeNothing() {
+  public void nackAndExtendRejectTimeoutsOutsideZeroToTwelveHoursAndChangeNothing() {
     mailbox.send("a");
     Message<String, String> m = receiveOne(MINUTE);
 
