@@ -27,6 +27,12 @@ public record DeadLetter<T>(
   /**
    * Validates the components.
    *
+   * @param messageId the message id
+   * @param body the body
+   * @param reason why it was dead-lettered
+   * @param deliveryCount deliveries so far
+   * @param enqueuedAt when it was sent
+   * @param deadLetteredAt when it was dead-lettered
    * @throws NullPointerException if any component is null
    * @throws IllegalArgumentException if {@code deliveryCount} is negative
    */

@@ -50,8 +50,9 @@ import org.slf4j.LoggerFactory;
  *       finalizes the message, or does neither; while the reply is being sent the message cannot
  *       be taken over, even if its lease expires meanwhile. No lock is held while another mailbox
  *       is called, so two mailboxes replying to each other cannot deadlock.
- *   <li><b>Dead letters</b> are kept in the mailbox ({@link #deadLetters()}), can be {@linkplain
- *       #redrive(String) redriven}, and are also sent to the {@link Builder#deadLetterTo
+ *   <li><b>Dead letters</b> are kept in the mailbox ({@link #deadLetters()}) until redriven
+ *       (they do not count towards the capacity and are not bounded: watch their number), can be
+ *       {@linkplain #redrive(String) redriven}, and are also sent to the {@link Builder#deadLetterTo
  *       dead-letter mailbox} when one is configured (a failed forward is logged, the local copy
  *       kept).
  *   <li><b>Blocking.</b> Only {@link #receive} blocks, for at most its wait time; {@link #close()}
