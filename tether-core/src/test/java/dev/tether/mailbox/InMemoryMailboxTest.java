@@ -20,6 +20,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -303,8 +304,20 @@ class InMemoryMailboxTest {
     mailbox.send("a");
     receiveOne(mailbox, Duration.ofSeconds(30));
     pool = newPool(1);
+    AtomicReference<Thread> receiver = new AtomicReference<>();
     Future<List<Message<String, String>>> waiting =
-        pool.submit(() -> mailbox.receive(1, MINUTE, Duration.ofSeconds(15)));
+        pool.submit(
+            () -> {
+              receiver.set(Thread.currentThread());
+              return mailbox.receive(1, MINUTE, Duration.ofSeconds(15));
+            });
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                receiver.get() != null
+                    && receiver.get().getState() == Thread.State.TIMED_WAITING);
+    assertThat(waiting).isNotDone();
 
     clock.advance(Duration.ofSeconds(30)); // no send, no signal: only the clock moved
 
