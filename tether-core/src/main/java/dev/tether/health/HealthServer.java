@@ -49,9 +49,17 @@ import org.slf4j.LoggerFactory;
  * cuts off any request not fully read within {@link Builder#requestReadTimeout(Duration)}: its
  * connection is closed and its thread freed. So a few dozen stalled clients neither delay a probe
  * nor hold threads for long. Malformed request lines get the JDK server's {@code 400} and their
- * connection is closed. No {@code sun.net.httpserver.*} system property is read or set by this
- * class; if the user sets them, the JDK server applies them as well. Mounted handlers run without a
- * time limit once the request is read.
+ * connection is closed. Mounted handlers run without a time limit once the request is read.
+ *
+ * <p>No {@code sun.net.httpserver.*} system property is read or set by this class: those are
+ * JVM-wide, read once when the JDK server class is first used, and would change every other
+ * {@code HttpServer} in the process. What they do, if the user sets them: {@code maxReqTime} and
+ * {@code maxRspTime} (whole seconds, off by default) close connections whose request or response
+ * takes longer, checked by a timer every second; {@code idleInterval} (30 s) closes keep-alive
+ * connections, and connections that never sent a byte, after that much idleness (such connections
+ * hold no thread, only a socket in the dispatcher's selector); {@code maxIdleConnections} (200) and
+ * {@code maxConnections} (unlimited) bound connections; {@code maxReqHeaders} (200) bounds the
+ * header count of one request.
  *
  * <h2>Lifecycle and threads</h2>
  *
@@ -242,12 +250,17 @@ public final class HealthServer implements AutoCloseable {
     return a;
   }
 
-  /** Returns counters of the slow-client defences: [requests cut off, connections refused]. */
+  /**
+   * Returns counters of the slow-client defences, for tests: [requests cut off, connections
+   * refused, exchanges in progress].
+   */
   long[] defenceCounters() {
     synchronized (lock) {
       return executor == null
-          ? new long[] {0, 0}
-          : new long[] {executor.timedOutCount(), executor.rejectedCount()};
+          ? new long[] {0, 0, 0}
+          : new long[] {
+            executor.timedOutCount(), executor.rejectedCount(), executor.activeCount()
+          };
     }
   }
 

@@ -124,6 +124,15 @@ final class RequestExecutor implements Executor {
     return rejected.get();
   }
 
+  /**
+   * Returns how many exchanges are being read or handled now.
+   *
+   * @return the approximate count
+   */
+  int activeCount() {
+    return pool.getActiveCount();
+  }
+
   /** Interrupts every thread and waits briefly (at most one second) for them to end. */
   void shutdown() {
     timer.shutdownNow();

@@ -44,8 +44,8 @@ import org.slf4j.LoggerFactory;
  * shutdown hooks do not run and nothing can block the exit. The logging runs on a separate thread
  * ({@code tether-watchdog-diagnostics}); the watchdog waits for it at most the diagnostics timeout
  * (default {@link #DEFAULT_DIAGNOSTICS_TIMEOUT}) and then terminates regardless, so a stuck logger
- * cannot keep a stuck process alive. If the terminator returns (a test terminator), the watchdog
- * stops monitoring.
+ * cannot keep a stuck process alive. If the terminator returns (a test terminator) or throws
+ * (logged), the watchdog stops monitoring.
  *
  * <h2>Thread safety</h2>
  *
@@ -317,7 +317,15 @@ public final class Watchdog {
         Thread.currentThread().interrupt();
       }
     }
-    terminator.terminate(EXIT_STATUS, stalls);
+    try {
+      terminator.terminate(EXIT_STATUS, stalls);
+    } catch (Throwable t) {
+      log.error(
+          "CRITICAL: watchdog: terminator {} failed; the process was NOT terminated and the"
+              + " watchdog stops monitoring",
+          terminator,
+          t);
+    }
   }
 
   private static void logDiagnostics(List<Stall> stalls) {
@@ -433,6 +441,9 @@ public final class Watchdog {
     /**
      * Validates the fields.
      *
+     * @param name the loop's name
+     * @param elapsed time since its last beat
+     * @param threshold the stall threshold it exceeded
      * @throws NullPointerException if a field is null
      */
     public Stall {

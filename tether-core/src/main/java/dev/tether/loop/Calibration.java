@@ -85,6 +85,9 @@ public final class Calibration {
     /**
      * Validates the fields.
      *
+     * @param loop the loop's name, or empty for the group-wide rule
+     * @param rule the rule
+     * @param values the values involved
      * @throws NullPointerException if a field is null
      */
     public Violation {

@@ -2,6 +2,7 @@ package dev.tether.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -395,12 +396,15 @@ class HealthServerTest {
     for (int i = 0; i < 4; i++) {
       connect(server).getOutputStream().write("GET /".getBytes(StandardCharsets.ISO_8859_1));
     }
-    Thread.sleep(100);
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.defenceCounters()[2] == 4);
     // every thread is reading a stalled request: the next connection is closed, not queued
     assertThat(rawProbe(server, "/health/live")).isEmpty();
     assertThat(server.defenceCounters()[1]).isPositive();
 
-    Thread.sleep(400); // past the read timeout: the stalled requests were cut off
-    assertThat(rawProbe(server, "/health/live")).contains("200");
+    // past the read timeout the stalled requests are cut off and probes are served again
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(rawProbe(server, "/health/live")).contains("200"));
+    assertThat(server.defenceCounters()[0]).isEqualTo(4);
   }
 }

@@ -191,13 +191,13 @@ class WatchdogTest {
     Watchdog watchdog =
         Watchdog.builder()
             .heartbeat("alive", hb)
-            .stallThreshold(Duration.ofMillis(200))
+            .stallThreshold(Duration.ofMillis(400))
             .checkInterval(Duration.ofMillis(20))
             .terminator(NEVER)
             .build();
     watchdog.start();
     assertThat(watchdog.isRunning()).isTrue();
-    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(600);
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1000);
     while (System.nanoTime() < end) {
       hb.beat();
       Thread.sleep(10); // the loop under watch does real work between beats
@@ -239,10 +239,33 @@ class WatchdogTest {
       assertThat(status.get(5, TimeUnit.SECONDS)).isEqualTo(Watchdog.EXIT_STATUS);
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertThat(tookMs).as("threshold + diagnostics timeout, then terminate").isBetween(340L, 1500L);
-      assertThat(watchdog.isRunning()).as("stops monitoring once terminated").isFalse();
+      org.awaitility.Awaitility.await()
+          .alias("stops monitoring once the terminator returned")
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> !watchdog.isRunning());
     } finally {
       never.countDown();
     }
+  }
+
+  @Test
+  void failingTerminatorIsLoggedAndTheWatchdogStops() throws Exception {
+    CountDownLatch called = new CountDownLatch(1);
+    Watchdog watchdog =
+        Watchdog.builder()
+            .heartbeat("stuck", new Heartbeat())
+            .stallThreshold(Duration.ofMillis(20))
+            .terminator(
+                (s, stalls) -> {
+                  called.countDown();
+                  throw new IllegalStateException("cannot exit");
+                })
+            .build();
+    watchdog.start();
+    assertThat(called.await(5, TimeUnit.SECONDS)).isTrue();
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> !watchdog.isRunning());
   }
 
   @Test

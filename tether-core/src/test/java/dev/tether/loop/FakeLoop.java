@@ -83,10 +83,10 @@ final class FakeLoop implements WorkLoop {
       }
       while (true) {
         long waitMs = beatEvery == null ? 60_000 : Math.max(1, beatEvery.toMillis());
-        if (signalled.await(waitMs, TimeUnit.MILLISECONDS) && !ignoresShutdown) {
-          break;
-        }
-        if (signalled.getCount() == 0 && ignoresShutdown && beatEvery == null) {
+        if (signalled.await(waitMs, TimeUnit.MILLISECONDS)) {
+          if (!ignoresShutdown) {
+            break;
+          }
           Thread.sleep(60_000); // stuck: only an interrupt gets it out
         }
         if (beatEvery != null) {

@@ -1,0 +1,791 @@
+package dev.tether.loop;
+
+import com.sun.net.httpserver.HttpHandler;
+import dev.tether.Heartbeat;
+import dev.tether.Ticker;
+import dev.tether.health.HealthServer;
+import dev.tether.health.Watchdog;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs several {@link WorkLoop}s in one process, each on its own thread, under a {@link Watchdog}
+ * and behind {@link HealthServer} probes, and stops them all within one deadline.
+ *
+ * <pre>{@code
+ * LoopGroup group = LoopGroup.builder()
+ *     .loop(mainLoop)
+ *     .healthPort(8080)
+ *     .build();          // checks the timeouts (see Calibration)
+ * group.run();           // blocks until every loop has ended; SIGTERM stops it
+ * }</pre>
+ *
+ * <h2>Running</h2>
+ *
+ * {@link #run()} logs the effective configuration, starts the health server (if a port is set),
+ * the watchdog over every loop's heartbeat (unless {@link Builder#noWatchdog()}), then each loop's
+ * {@link WorkLoop#run()} on a daemon thread named {@code tether-loop-<name>}, and blocks until
+ * every loop has ended; it then always stops the health server and the watchdog. A loop whose
+ * {@code run()} throws is logged at ERROR and the group keeps the other loops running: the failure
+ * shows as a failing readiness probe, which removes the pod from service while the other loops
+ * finish their work.
+ *
+ * <h2>Readiness</h2>
+ *
+ * {@code /health/ready} answers 200 when every loop {@link WorkLoop#isRunning() is running}, no
+ * shutdown was requested and, when a watchdog is configured, every heartbeat is younger than the
+ * stall threshold; so readiness fails no later than the watchdog fires (see {@link #isReady()}).
+ * A heartbeat counts from its creation or its last beat: a loop built long before the group runs
+ * should beat when its {@code run()} starts.
+ *
+ * <h2>Shutdown</h2>
+ *
+ * {@link #shutdown()} (from any thread; non-blocking; idempotent) signals <em>every</em> loop first
+ * (a loop whose {@code shutdown()} throws is logged and the others are still signalled), and the
+ * group then waits for all loops within <em>one</em> deadline, {@code shutdownTimeout} from the
+ * request, not one timeout per loop. Loops still running at the deadline are logged at ERROR by
+ * name with their stack, and their threads are interrupted; {@code run()} then returns without
+ * waiting for them (their threads are daemons, so they cannot keep the JVM alive). With {@link
+ * Builder#handleSignals(boolean)} (default true) a JVM shutdown hook (SIGTERM, SIGINT) does the
+ * same bounded shutdown and returns within {@code shutdownTimeout}. The watchdog's termination
+ * bypasses shutdown hooks on purpose.
+ *
+ * <p>A group runs once. All methods are thread-safe.
+ */
+public final class LoopGroup {
+  /** Default time the loops have to stop after a shutdown request: 30 s. */
+  public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+  /** Default watchdog stall threshold: {@link Watchdog#DEFAULT_STALL_THRESHOLD}. */
+  public static final Duration DEFAULT_WATCHDOG_THRESHOLD = Watchdog.DEFAULT_STALL_THRESHOLD;
+
+  /** Default watchdog check interval: {@link Watchdog#DEFAULT_CHECK_INTERVAL}. */
+  public static final Duration DEFAULT_WATCHDOG_INTERVAL = Watchdog.DEFAULT_CHECK_INTERVAL;
+
+  private static final Logger log = LoggerFactory.getLogger(LoopGroup.class);
+
+  private final List<WorkLoop> loops;
+  private final Duration shutdownTimeout;
+  private final Integer healthPort; // null: no health server
+  private final String healthHost;
+  private final Map<String, HttpHandler> healthRoutes;
+  private final Duration watchdogThreshold; // null: no watchdog
+  private final Duration watchdogInterval;
+  private final Ticker ticker;
+  private final Watchdog.Terminator terminator;
+  private final boolean handleSignals;
+  private final Calibration.Mode calibrationMode;
+
+  private final Object monitor = new Object();
+  private State state = State.NEW; // guarded by monitor
+  private boolean shutdownRequested; // guarded by monitor
+  private long shutdownDeadlineNanos; // guarded by monitor
+  private int runningLoops; // guarded by monitor
+  private final List<Thread> loopThreads = new ArrayList<>(); // guarded by monitor
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private final Object stragglerLock = new Object();
+  private boolean stragglersHandled; // guarded by stragglerLock
+  private volatile HealthServer healthServer;
+  private volatile Thread shutdownHook;
+
+  private enum State {
+    NEW,
+    RUNNING,
+    TERMINATED
+  }
+
+  private LoopGroup(Builder b, Ticker ticker) {
+    this.loops = List.copyOf(b.loops);
+    this.shutdownTimeout = b.shutdownTimeout;
+    this.healthPort = b.healthPort;
+    this.healthHost = b.healthHost;
+    this.healthRoutes = new LinkedHashMap<>(b.healthRoutes);
+    this.watchdogThreshold = b.watchdogThreshold;
+    this.watchdogInterval = b.watchdogInterval;
+    this.ticker = ticker;
+    this.terminator = b.terminator;
+    this.handleSignals = b.handleSignals;
+    this.calibrationMode = b.calibrationMode;
+  }
+
+  /**
+   * Returns a builder with the defaults: shutdown timeout {@link #DEFAULT_SHUTDOWN_TIMEOUT}, no
+   * health server, watchdog at {@link #DEFAULT_WATCHDOG_THRESHOLD} / {@link
+   * #DEFAULT_WATCHDOG_INTERVAL}, signal handling on, calibration violations are errors.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Runs every loop and blocks until all have ended (or, after a shutdown request, until the
+   * shutdown deadline). If {@link #shutdown()} was called before, returns at once without starting
+   * anything. If the calling thread is interrupted, the group is shut down and the interrupt flag
+   * is restored before returning.
+   *
+   * @throws IllegalStateException if the group is running or has run
+   * @throws java.io.UncheckedIOException if the health server cannot bind its port (no loop is
+   *     started then)
+   */
+  public void run() {
+    synchronized (monitor) {
+      if (state == State.TERMINATED && shutdownRequested && loopThreads.isEmpty()) {
+        log.info("Loop group was shut down before it ran; not starting any loop");
+        return;
+      }
+      if (state != State.NEW) {
+        throw new IllegalStateException(
+            "LoopGroup.run() may be called only once; this group is " + state);
+      }
+      state = State.RUNNING;
+    }
+    log.info("Loop group starting: {}", describe());
+    Watchdog watchdog = null;
+    boolean interrupted = false;
+    try {
+      if (handleSignals) {
+        installShutdownHook();
+      }
+      if (healthPort != null) {
+        HealthServer.Builder hb =
+            HealthServer.builder().host(healthHost).port(healthPort).readinessCheck(this::isReady);
+        healthRoutes.forEach(hb::route);
+        HealthServer server = hb.build();
+        server.start();
+        healthServer = server;
+      }
+      if (watchdogThreshold != null) {
+        Watchdog.Builder wb =
+            Watchdog.builder()
+                .stallThreshold(watchdogThreshold)
+                .checkInterval(watchdogInterval)
+                .ticker(ticker)
+                .terminator(terminator);
+        for (WorkLoop loop : loops) {
+          wb.heartbeat(loop.name(), loop.heartbeat());
+        }
+        watchdog = wb.build();
+        watchdog.start();
+      }
+      startLoops();
+      interrupted = awaitLoops();
+    } finally {
+      HealthServer server = healthServer;
+      if (server != null) {
+        server.stop();
+      }
+      if (watchdog != null) {
+        watchdog.stop();
+      }
+      removeShutdownHook();
+      synchronized (monitor) {
+        state = State.TERMINATED;
+      }
+      terminated.countDown();
+      log.info("Loop group stopped");
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void startLoops() {
+    synchronized (monitor) {
+      for (WorkLoop loop : loops) {
+        Thread t = new Thread(() -> runLoop(loop), "tether-loop-" + loop.name());
+        t.setDaemon(true);
+        loopThreads.add(t);
+        runningLoops++;
+      }
+      for (Thread t : loopThreads) {
+        t.start();
+      }
+    }
+  }
+
+  private void runLoop(WorkLoop loop) {
+    try {
+      boolean skip;
+      synchronized (monitor) {
+        skip = shutdownRequested;
+      }
+      if (skip) {
+        log.info("Loop '{}' not started: the group is shutting down", loop.name());
+        return;
+      }
+      log.info("Loop '{}' started", loop.name());
+      loop.run();
+      log.info("Loop '{}' stopped", loop.name());
+    } catch (Throwable t) {
+      boolean stopping;
+      synchronized (monitor) {
+        stopping = shutdownRequested;
+      }
+      if (stopping && t instanceof IllegalStateException) {
+        log.info("Loop '{}' refused to start during shutdown: {}", loop.name(), t.getMessage());
+      } else {
+        log.error(
+            "Loop '{}' failed; the group keeps its other loops running, and readiness now fails"
+                + " because this loop is not running",
+            loop.name(),
+            t);
+      }
+    } finally {
+      synchronized (monitor) {
+        runningLoops--;
+        monitor.notifyAll();
+      }
+    }
+  }
+
+  /** Waits for the loops; returns whether the calling thread was interrupted meanwhile. */
+  private boolean awaitLoops() {
+    boolean interrupted = false;
+    boolean deadlinePassed = false;
+    while (true) {
+      boolean mustSignal = false;
+      synchronized (monitor) {
+        while (runningLoops > 0 && !mustSignal) {
+          try {
+            if (shutdownRequested) {
+              long left = shutdownDeadlineNanos - System.nanoTime();
+              if (left <= 0) {
+                deadlinePassed = true;
+                break;
+              }
+              TimeUnit.NANOSECONDS.timedWait(monitor, left);
+            } else {
+              monitor.wait();
+            }
+          } catch (InterruptedException e) {
+            interrupted = true;
+            if (!shutdownRequested) {
+              log.info("Loop group's run() thread was interrupted; shutting the group down");
+              requestShutdownLocked();
+              mustSignal = true;
+            }
+          }
+        }
+      }
+      if (!mustSignal) {
+        break;
+      }
+      signalLoops(); // outside the monitor: loops' shutdown() may take locks of their own
+    }
+    if (deadlinePassed) {
+      handleStragglers();
+    }
+    return interrupted;
+  }
+
+  /**
+   * Asks every loop to stop and returns at once; the group's {@link #run()} then waits for the
+   * loops within the shutdown timeout. Idempotent; callable from any thread, including a loop's.
+   */
+  public void shutdown() {
+    synchronized (monitor) {
+      if (shutdownRequested) {
+        return;
+      }
+      requestShutdownLocked();
+    }
+    signalLoops();
+  }
+
+  private void requestShutdownLocked() {
+    shutdownRequested = true;
+    shutdownDeadlineNanos = System.nanoTime() + shutdownTimeout.toNanos();
+    if (state == State.NEW) {
+      state = State.TERMINATED;
+      terminated.countDown();
+    }
+    monitor.notifyAll();
+  }
+
+  private void signalLoops() {
+    log.info(
+        "Loop group shutting down: signalling {} loops; they have {} to stop",
+        loops.size(),
+        shutdownTimeout);
+    for (WorkLoop loop : loops) {
+      try {
+        loop.shutdown();
+      } catch (Throwable t) {
+        log.error(
+            "Loop '{}' threw from shutdown(); the other loops are still signalled", loop.name(), t);
+      }
+    }
+  }
+
+  /**
+   * Asks every loop to stop, then waits for the group to end within {@code timeout}. Loops still
+   * running then are logged by name and their threads interrupted.
+   *
+   * @param timeout the longest wait, shared by all loops
+   * @return true if the group ended within the timeout
+   * @throws IllegalArgumentException if the timeout is negative
+   */
+  public boolean shutdown(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must be >= 0, was " + timeout);
+    }
+    shutdown();
+    boolean done = awaitTermination(timeout);
+    if (!done) {
+      handleStragglers();
+    }
+    return done;
+  }
+
+  /**
+   * Waits until {@link #run()} has returned (or the group was shut down before running). Restores
+   * the interrupt flag and returns false if interrupted.
+   *
+   * @param timeout the longest wait
+   * @return true if the group has ended
+   */
+  public boolean awaitTermination(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    try {
+      return terminated.await(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /**
+   * Logs and interrupts the loop threads still alive, once; a concurrent second caller waits until
+   * the first has finished, so that a shutdown hook cannot let the JVM exit mid-report.
+   */
+  private void handleStragglers() {
+    synchronized (stragglerLock) {
+      if (stragglersHandled) {
+        return;
+      }
+      List<Thread> alive;
+      synchronized (monitor) {
+        alive = loopThreads.stream().filter(Thread::isAlive).collect(Collectors.toList());
+      }
+      if (alive.isEmpty()) {
+        return;
+      }
+      stragglersHandled = true;
+      for (Thread t : alive) {
+        StringBuilder stack = new StringBuilder();
+        for (StackTraceElement f : t.getStackTrace()) {
+          stack.append("\n\tat ").append(f);
+        }
+        log.error(
+            "Loop thread '{}' did not stop within the shutdown timeout of {}; interrupting it and"
+                + " giving up on it. Its stack:{}",
+            t.getName(),
+            shutdownTimeout,
+            stack);
+        t.interrupt();
+      }
+    }
+  }
+
+  /**
+   * Returns whether the group should receive work: every loop is running, no shutdown was
+   * requested, and (with a watchdog) every heartbeat is younger than the stall threshold. This is
+   * the health server's readiness check.
+   *
+   * @return true when ready
+   */
+  public boolean isReady() {
+    synchronized (monitor) {
+      if (shutdownRequested || state != State.RUNNING) {
+        return false;
+      }
+    }
+    for (WorkLoop loop : loops) {
+      if (!loop.isRunning()) {
+        return false;
+      }
+    }
+    if (watchdogThreshold != null) {
+      long threshold = watchdogThreshold.toNanos();
+      for (WorkLoop loop : loops) {
+        if (loop.heartbeat().elapsedNanos() >= threshold) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Returns the health server's bound address while it runs (useful with port 0).
+   *
+   * @return the address, or empty if no health server is configured or running
+   */
+  public Optional<InetSocketAddress> healthAddress() {
+    HealthServer s = healthServer;
+    if (s == null || !s.isRunning()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(s.address());
+    } catch (IllegalStateException e) {
+      return Optional.empty(); // stopped meanwhile
+    }
+  }
+
+  /**
+   * Returns the loops, in the order given to the builder.
+   *
+   * @return the loops
+   */
+  public List<WorkLoop> loops() {
+    return loops;
+  }
+
+  private void installShutdownHook() {
+    Thread hook =
+        new Thread(
+            () -> {
+              log.info("JVM is shutting down (signal or exit); stopping the loop group");
+              if (!shutdown(shutdownTimeout)) {
+                log.error(
+                    "Loop group did not stop within {}; the JVM exits anyway", shutdownTimeout);
+              }
+            },
+            "tether-shutdown-hook");
+    try {
+      Runtime.getRuntime().addShutdownHook(hook);
+      shutdownHook = hook;
+    } catch (IllegalStateException e) {
+      log.warn("JVM is already shutting down; no shutdown hook installed", e);
+    }
+  }
+
+  private void removeShutdownHook() {
+    Thread hook = shutdownHook;
+    if (hook == null || hook == Thread.currentThread()) {
+      return;
+    }
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      // the JVM is shutting down and the hook is running or ran: nothing to remove
+    }
+    shutdownHook = null;
+  }
+
+  private String describe() {
+    return "loops="
+        + loops.stream().map(WorkLoop::name).collect(Collectors.toList())
+        + ", shutdownTimeout="
+        + shutdownTimeout
+        + ", health="
+        + (healthPort == null
+            ? "off"
+            : healthHost + ":" + healthPort + (healthRoutes.isEmpty() ? "" : " routes " + healthRoutes.keySet()))
+        + ", watchdog="
+        + (watchdogThreshold == null
+            ? "off"
+            : "threshold " + watchdogThreshold + ", interval " + watchdogInterval)
+        + ", handleSignals="
+        + handleSignals
+        + ", calibration="
+        + calibrationMode;
+  }
+
+  @Override
+  public String toString() {
+    return "LoopGroup[" + describe() + "]";
+  }
+
+  /** Builds a {@link LoopGroup}. Each setter validates its value at once. Not thread-safe. */
+  public static final class Builder {
+    private final List<WorkLoop> loops = new ArrayList<>();
+    private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private Integer healthPort;
+    private String healthHost = HealthServer.DEFAULT_HOST;
+    private final Map<String, HttpHandler> healthRoutes = new LinkedHashMap<>();
+    private Duration watchdogThreshold = DEFAULT_WATCHDOG_THRESHOLD;
+    private Duration watchdogInterval = DEFAULT_WATCHDOG_INTERVAL;
+    private Ticker ticker; // null: the loops' heartbeats' ticker
+    private Watchdog.Terminator terminator = Watchdog.Terminator.halt();
+    private boolean handleSignals = true;
+    private Calibration.Mode calibrationMode = Calibration.Mode.ERROR;
+
+    private Builder() {}
+
+    /**
+     * Adds a loop.
+     *
+     * @param loop the loop; its name must be unique in the group
+     * @return this builder
+     * @throws IllegalArgumentException if a loop with that name, or that loop, was already added
+     */
+    public Builder loop(WorkLoop loop) {
+      Objects.requireNonNull(loop, "loop");
+      String name = Objects.requireNonNull(loop.name(), "loop.name()");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("loop name must not be blank: " + loop);
+      }
+      for (WorkLoop l : loops) {
+        if (l == loop || l.name().equals(name)) {
+          throw new IllegalArgumentException(
+              "loop name '" + name + "' is already in the group; loop names must be unique");
+        }
+      }
+      loops.add(loop);
+      return this;
+    }
+
+    /**
+     * Adds loops, in order.
+     *
+     * @param list the loops
+     * @return this builder
+     * @throws IllegalArgumentException as {@link #loop(WorkLoop)}
+     */
+    public Builder loops(List<? extends WorkLoop> list) {
+      Objects.requireNonNull(list, "list").forEach(this::loop);
+      return this;
+    }
+
+    /**
+     * Sets how long the loops have, together, to stop after a shutdown request.
+     *
+     * @param timeout positive
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder shutdownTimeout(Duration timeout) {
+      this.shutdownTimeout = positive("shutdownTimeout", timeout);
+      return this;
+    }
+
+    /**
+     * Serves health probes on this port (default: no health server).
+     *
+     * @param port 0 (any free port, see {@link LoopGroup#healthAddress()}) to 65535
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder healthPort(int port) {
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException("healthPort must be 0..65535, was " + port);
+      }
+      this.healthPort = port;
+      return this;
+    }
+
+    /**
+     * Serves no health probes (the default).
+     *
+     * @return this builder
+     */
+    public Builder noHealthServer() {
+      this.healthPort = null;
+      return this;
+    }
+
+    /**
+     * Sets the health server's host (default {@value HealthServer#DEFAULT_HOST}, reachable by the
+     * kubelet).
+     *
+     * @param host a host name or IP address
+     * @return this builder
+     * @throws IllegalArgumentException if blank
+     */
+    public Builder healthHost(String host) {
+      Objects.requireNonNull(host, "host");
+      if (host.isBlank()) {
+        throw new IllegalArgumentException("healthHost must not be blank");
+      }
+      this.healthHost = host;
+      return this;
+    }
+
+    /**
+     * Mounts an extra handler on the health server (see {@link HealthServer.Builder#route(String,
+     * HttpHandler)}); ignored without {@link #healthPort(int)}.
+     *
+     * @param path the path
+     * @param handler the handler
+     * @return this builder
+     * @throws IllegalArgumentException if the path is invalid, reserved or already mounted
+     */
+    public Builder healthRoute(String path, HttpHandler handler) {
+      HealthServer.builder().route(path, handler); // validates path and handler
+      if (healthRoutes.containsKey(path)) {
+        throw new IllegalArgumentException("route path '" + path + "' is already mounted");
+      }
+      healthRoutes.put(path, handler);
+      return this;
+    }
+
+    /**
+     * Enables the watchdog with this stall threshold (default {@link
+     * #DEFAULT_WATCHDOG_THRESHOLD}).
+     *
+     * @param threshold positive
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder watchdogThreshold(Duration threshold) {
+      this.watchdogThreshold = positive("watchdogThreshold", threshold);
+      return this;
+    }
+
+    /**
+     * Disables the watchdog: stalled loops are not detected, and readiness ignores heartbeats.
+     *
+     * @return this builder
+     */
+    public Builder noWatchdog() {
+      this.watchdogThreshold = null;
+      return this;
+    }
+
+    /**
+     * Sets the watchdog's longest time between checks (default {@link
+     * #DEFAULT_WATCHDOG_INTERVAL}).
+     *
+     * @param interval positive
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder watchdogInterval(Duration interval) {
+      this.watchdogInterval = positive("watchdogInterval", interval);
+      return this;
+    }
+
+    /**
+     * Sets the ticker that every loop's heartbeat reads (default: the first loop's heartbeat's).
+     *
+     * @param ticker the ticker
+     * @return this builder
+     */
+    public Builder ticker(Ticker ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    /**
+     * Sets what the watchdog calls to end the process (default {@link
+     * Watchdog.Terminator#halt()}); tests pass one that records the call.
+     *
+     * @param terminator the terminator
+     * @return this builder
+     */
+    public Builder terminator(Watchdog.Terminator terminator) {
+      this.terminator = Objects.requireNonNull(terminator, "terminator");
+      return this;
+    }
+
+    /**
+     * Sets whether {@link LoopGroup#run()} installs a JVM shutdown hook that shuts the group down
+     * on SIGTERM or SIGINT (default true).
+     *
+     * @param handle whether to install the hook
+     * @return this builder
+     */
+    public Builder handleSignals(boolean handle) {
+      this.handleSignals = handle;
+      return this;
+    }
+
+    /**
+     * Sets what {@link #build()} does with violated {@link Calibration} rules (default {@link
+     * Calibration.Mode#ERROR}).
+     *
+     * @param mode the mode
+     * @return this builder
+     */
+    public Builder calibration(Calibration.Mode mode) {
+      this.calibrationMode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /**
+     * Checks the configuration and builds the group (not started).
+     *
+     * @return the group
+     * @throws IllegalArgumentException if there is no loop; if, with a watchdog, a heartbeat reads
+     *     another ticker than the group's; or, in {@link Calibration.Mode#ERROR}, listing every
+     *     violated calibration rule
+     */
+    public LoopGroup build() {
+      if (loops.isEmpty()) {
+        throw new IllegalArgumentException("a LoopGroup needs at least one loop; add one with loop()");
+      }
+      Set<Heartbeat> seen = new HashSet<>();
+      for (WorkLoop l : loops) {
+        Heartbeat hb = Objects.requireNonNull(l.heartbeat(), "heartbeat() of loop " + l.name());
+        if (!seen.add(hb)) {
+          throw new IllegalArgumentException(
+              "loop '" + l.name() + "' shares its heartbeat with another loop; each needs its own");
+        }
+      }
+      Ticker effective = ticker != null ? ticker : loops.get(0).heartbeat().ticker();
+      if (watchdogThreshold != null) {
+        for (WorkLoop l : loops) {
+          if (l.heartbeat().ticker() != effective) {
+            throw new IllegalArgumentException(
+                "loop '"
+                    + l.name()
+                    + "' beats a heartbeat on ticker "
+                    + l.heartbeat().ticker()
+                    + " but the group's watchdog reads "
+                    + effective
+                    + "; all heartbeats of a group must share one ticker");
+          }
+        }
+      }
+      if (calibrationMode != Calibration.Mode.OFF) {
+        List<Calibration.Violation> violations =
+            Calibration.check(loops, Optional.ofNullable(watchdogThreshold), watchdogInterval);
+        if (!violations.isEmpty()) {
+          String list =
+              violations.stream().map(v -> "  - " + v).collect(Collectors.joining("\n"));
+          if (calibrationMode == Calibration.Mode.ERROR) {
+            throw new IllegalArgumentException(
+                "LoopGroup timeouts are not calibrated ("
+                    + violations.size()
+                    + " violated rule"
+                    + (violations.size() == 1 ? "" : "s")
+                    + "):\n"
+                    + list
+                    + "\nFix the values, or build with calibration(Calibration.Mode.WARN) to"
+                    + " only log them.");
+          }
+          for (Calibration.Violation v : violations) {
+            log.warn("LoopGroup timeouts are not calibrated: {}", v);
+          }
+        }
+      }
+      return new LoopGroup(this, effective);
+    }
+
+    private static Duration positive(String what, Duration d) {
+      Objects.requireNonNull(d, what);
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(what + " must be > 0, was " + d);
+      }
+      return d;
+    }
+  }
+}
