@@ -62,7 +62,7 @@ public final class TetherStore implements AutoCloseable {
   private final String description;
   private final ReentrantLock writerLock = new ReentrantLock();
   private final Object itemsSignal = new Object();
-  private final Map<String, Integer> queueMaxAttempts = new ConcurrentHashMap<>();
+  private final Map<String, int[]> queueSettings = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private TetherStore(
@@ -274,12 +274,14 @@ public final class TetherStore implements AutoCloseable {
     return Dialect.truncate(Instant.now());
   }
 
-  void registerQueueMaxAttempts(String queue, int maxAttempts) {
-    queueMaxAttempts.put(queue, maxAttempts);
+  /** Records the delivery budget and capacity of a mailbox's queue, for replies sent to it. */
+  void registerQueue(String queue, int maxAttempts, int capacity) {
+    queueSettings.put(queue, new int[] {maxAttempts, capacity});
   }
 
-  Optional<Integer> queueMaxAttempts(String queue) {
-    return Optional.ofNullable(queueMaxAttempts.get(queue));
+  /** Returns {maxAttempts, capacity} registered for {@code queue}. */
+  Optional<int[]> queueSettings(String queue) {
+    return Optional.ofNullable(queueSettings.get(queue));
   }
 
   void signalItems() {

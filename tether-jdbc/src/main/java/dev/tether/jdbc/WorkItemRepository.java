@@ -51,6 +51,9 @@ final class WorkItemRepository {
       "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
           + " delivery_count, heartbeat_at, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 
+  /** Expired leases of the queue an acquire reclaims before picking (so they keep their place). */
+  static final int RECLAIM_ON_ACQUIRE = 500;
+
   private static final SecureRandom TOKENS = new SecureRandom();
 
   private final Dialect d;
@@ -147,7 +150,7 @@ final class WorkItemRepository {
       throws SQLException {
     // Expiry is redelivery: reclaim this queue's expired leases first, so they compete with
     // pending items by priority, each counted once with one checkpoint.
-    List<Expired> expired = findExpired(c, r.queue(), now, r.maxItems(), true);
+    List<Expired> expired = findExpired(c, r.queue(), now, RECLAIM_ON_ACQUIRE, true);
     if (!expired.isEmpty()) {
       ReclaimResult rr = reclaim(c, expired, now);
       if (counter != null) {
@@ -165,7 +168,7 @@ final class WorkItemRepository {
     if (r.taskId() != null) {
       sql.append(" AND task_id = ?");
     }
-    sql.append(" ORDER BY priority DESC, available_at, id LIMIT ?").append(d.skipLocked());
+    sql.append(" ORDER BY priority DESC, id LIMIT ?").append(d.skipLocked());
     List<Lease> candidates = new ArrayList<>();
     Instant expires = now.plus(r.leaseDuration());
     try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
