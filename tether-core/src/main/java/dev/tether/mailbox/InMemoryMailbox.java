@@ -1,0 +1,945 @@
+package dev.tether.mailbox;
+
+import dev.tether.Ticker;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link Mailbox} held in memory, for tests, single-process pipelines and as the reference
+ * implementation of the Mailbox contract. Nothing survives the process.
+ *
+ * <h2>Guarantees</h2>
+ *
+ * <ul>
+ *   <li><b>Thread-safe.</b> Every operation, on the mailbox and on its {@link Message}s, is atomic
+ *       with respect to the others; one lock per mailbox guards the state.
+ *   <li><b>One clock.</b> Every instant ({@link Message#enqueuedAt()}, lease expiries, nack delays,
+ *       {@link DeadLetter#deadLetteredAt()}) and every expiry decision comes from the configured
+ *       {@link Clock}, read at the moment of each operation. There is no reaper thread: an expired
+ *       lease is receivable again as soon as the clock says so, with its delivery count increased
+ *       and a new receipt handle. The {@link Ticker} only bounds how long {@link #receive} waits in
+ *       real time.
+ *   <li><b>Fencing.</b> A receipt handle stays valid until its message is delivered again or
+ *       finalized (an expired lease not yet taken over may still be acknowledged or extended).
+ *       Through a stale handle every operation throws {@link ReceiptHandleExpiredException} and
+ *       changes nothing; a second finalization through the same handle throws {@link
+ *       MessageFinalizedException}.
+ *   <li><b>Delivery budget.</b> A message whose lease expired after its {@link
+ *       Builder#maxDeliveries(int) maxDeliveries}-th delivery is dead-lettered at the moment it
+ *       would be delivered again (by {@link #receive}), with a reason such as {@code "lease expired
+ *       on delivery 3 of 3"}. A message handed back by {@link Message#nack} is delivered again
+ *       whatever its count: the handler's {@link DeadLetterPolicy} decides that case.
+ *   <li><b>Order.</b> {@link #receive} returns visible messages oldest first (in send order).
+ *   <li><b>Atomic reply.</b> {@link Message#replyAndAcknowledge} either sends the reply and
+ *       finalizes the message, or does neither; while the reply is being sent the message cannot
+ *       be taken over, even if its lease expires meanwhile. No lock is held while another mailbox
+ *       is called, so two mailboxes replying to each other cannot deadlock.
+ *   <li><b>Dead letters</b> are kept in the mailbox ({@link #deadLetters()}), can be {@linkplain
+ *       #redrive(String) redriven}, and are also sent to the {@link Builder#deadLetterTo
+ *       dead-letter mailbox} when one is configured (a failed forward is logged, the local copy
+ *       kept).
+ *   <li><b>Blocking.</b> Only {@link #receive} blocks, for at most its wait time; {@link #close()}
+ *       wakes it. A message operation through a handle that is itself sending a reply waits for
+ *       that send to finish.
+ * </ul>
+ *
+ * <p>After {@link #close()}, {@link #send} throws {@link IllegalStateException} and {@link
+ * #receive} returns an empty list; operations on messages already received keep working, so that
+ * work in progress can still be acknowledged or handed back.
+ *
+ * @param <T> the body type of the messages
+ * @param <R> the body type of replies
+ */
+public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
+  /** Default capacity: unbounded. */
+  public static final int UNBOUNDED = 0;
+
+  /**
+   * Longest single wait of a blocked {@link #receive} before it re-reads the clock, so that a
+   * lease expiring by a clock that is moved by hand (or jumps) is noticed.
+   */
+  static final long POLL_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  private static final Logger log = LoggerFactory.getLogger(InMemoryMailbox.class);
+
+  private final String name;
+  private final Clock clock;
+  private final Ticker ticker;
+  private final int capacity;
+  private final int maxDeliveries;
+  private final Mailbox<DeadLetter<T>, ?> deadLetterTo;
+  private final String handlePrefix = UUID.randomUUID().toString();
+  private final AtomicLong handleSequence = new AtomicLong();
+
+  private final ReentrantLock lock = new ReentrantLock();
+  /** Signalled when a message may have become receivable, or on close. */
+  private final Condition available = lock.newCondition();
+  /** Signalled when a reply send through some handle finished. */
+  private final Condition unpinned = lock.newCondition();
+
+  // Guarded by lock.
+  private final TreeMap<Long, Entry> bySequence = new TreeMap<>();
+  private final Map<String, Entry> byId = new HashMap<>();
+  private final LinkedHashMap<String, DeadEntry> dead = new LinkedHashMap<>();
+  private long nextSequence;
+  private boolean closed;
+
+  private InMemoryMailbox(Builder<T, R> b) {
+    this.name = b.name;
+    this.clock = b.clock;
+    this.ticker = b.ticker;
+    this.capacity = b.capacity;
+    this.maxDeliveries = b.maxDeliveries;
+    this.deadLetterTo = b.deadLetterTo;
+  }
+
+  /**
+   * Returns a builder for a mailbox named {@code name}.
+   *
+   * @param name the queue name, used in logs and error messages; not blank
+   * @param <T> the body type
+   * @param <R> the reply body type
+   * @return a new builder with the defaults
+   * @throws IllegalArgumentException if {@code name} is blank
+   */
+  public static <T, R> Builder<T, R> builder(String name) {
+    return new Builder<>(name);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /**
+   * Returns the configured capacity.
+   *
+   * @return most messages not yet finalized, or {@link #UNBOUNDED}
+   */
+  public int capacity() {
+    return capacity;
+  }
+
+  /**
+   * Returns the configured delivery budget.
+   *
+   * @return deliveries after which an expired lease dead-letters the message
+   */
+  public int maxDeliveries() {
+    return maxDeliveries;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws NullPointerException if {@code body} is null
+   */
+  @Override
+  public String send(T body) {
+    return enqueue(body, null);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Any {@link Mailbox} implementation is accepted as {@code replyTo}.
+   *
+   * @throws NullPointerException if {@code body} or {@code replyTo} is null
+   * @throws IllegalStateException if this mailbox is closed
+   */
+  @Override
+  public String send(T body, Mailbox<R, ?> replyTo) {
+    return enqueue(body, Objects.requireNonNull(replyTo, "replyTo"));
+  }
+
+  private String enqueue(T body, Mailbox<R, ?> replyTo) {
+    Objects.requireNonNull(body, "body");
+    String id = UUID.randomUUID().toString();
+    lock.lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException(
+            "mailbox '" + name + "' is closed; message not sent. Send to an open mailbox.");
+      }
+      if (capacity != UNBOUNDED && byId.size() >= capacity) {
+        throw new MailboxFullException(
+            "mailbox '"
+                + name
+                + "' is full: "
+                + byId.size()
+                + " messages not yet finalized, capacity "
+                + capacity
+                + "; message not sent. Acknowledge messages, retry later or raise the capacity.");
+      }
+      Instant now = clock.instant();
+      Entry e = new Entry(id, nextSequence++, body, replyTo, now);
+      e.visibleAt = now;
+      bySequence.put(e.sequence, e);
+      byId.put(id, e);
+      available.signal();
+    } finally {
+      lock.unlock();
+    }
+    return id;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A blocked receive re-reads the clock at least every 50 ms, so a lease that expires by the
+   * clock while it waits is received within that time. The wait is measured with the configured
+   * {@link Ticker}.
+   *
+   * @throws InvalidParameterException if an argument is out of range
+   * @throws NullPointerException if a duration is null
+   */
+  @Override
+  public List<Message<T, R>> receive(
+      int maxMessages, Duration visibilityTimeout, Duration waitTime) {
+    checkMaxMessages(maxMessages);
+    checkVisibility("visibilityTimeout", visibilityTimeout);
+    checkWait(waitTime);
+    long waitNanos = waitTime.toNanos();
+    long deadline = ticker.read() + waitNanos;
+    List<Message<T, R>> received = new ArrayList<>();
+    List<DeadLetter<T>> newlyDead = new ArrayList<>();
+    lock.lock();
+    try {
+      while (true) {
+        if (closed) {
+          return List.of();
+        }
+        Instant now = clock.instant();
+        Instant nextVisible = collect(now, maxMessages, visibilityTimeout, received, newlyDead);
+        if (!received.isEmpty()) {
+          return received;
+        }
+        long remaining = deadline - ticker.read();
+        if (remaining <= 0) {
+          return received;
+        }
+        long slice = Math.min(remaining, POLL_SLICE_NANOS);
+        if (nextVisible != null) {
+          long untilVisible = Duration.between(now, nextVisible).toNanos();
+          slice = Math.max(1, Math.min(slice, untilVisible));
+        }
+        try {
+          available.awaitNanos(slice);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          return received;
+        }
+      }
+    } finally {
+      lock.unlock();
+      forward(newlyDead);
+    }
+  }
+
+  /**
+   * Leases up to {@code max} receivable entries into {@code out}, oldest first, dead-lettering
+   * expired leases that have used up the delivery budget. Caller holds the lock.
+   *
+   * @return the earliest instant at which a currently invisible entry becomes receivable, or null
+   */
+  private Instant collect(
+      Instant now,
+      int max,
+      Duration visibilityTimeout,
+      List<Message<T, R>> out,
+      List<DeadLetter<T>> newlyDead) {
+    Instant nextVisible = null;
+    Iterator<Entry> it = bySequence.values().iterator();
+    while (it.hasNext() && out.size() < max) {
+      Entry e = it.next();
+      if (e.pinnedBy != null) {
+        continue; // a reply is being sent through the current handle; it may not be taken over
+      }
+      if (now.isBefore(e.visibleAt)) {
+        if (nextVisible == null || e.visibleAt.isBefore(nextVisible)) {
+          nextVisible = e.visibleAt;
+        }
+        continue;
+      }
+      if (e.lease != null && e.deliveryCount >= maxDeliveries) {
+        it.remove();
+        byId.remove(e.id);
+        String reason = "lease expired on delivery " + e.deliveryCount + " of " + maxDeliveries;
+        newlyDead.add(bury(e, reason, now));
+        log.warn("Mailbox '{}': message {} dead-lettered: {}", name, e.id, reason);
+        continue;
+      }
+      if (e.lease != null) {
+        log.debug(
+            "Mailbox '{}': lease of message {} expired on delivery {}; redelivering",
+            name,
+            e.id,
+            e.deliveryCount);
+      }
+      e.deliveryCount++;
+      Delivery d = new Delivery(e, handlePrefix + "-" + handleSequence.incrementAndGet());
+      e.lease = d;
+      e.visibleAt = now.plus(visibilityTimeout);
+      out.add(d);
+    }
+    return nextVisible;
+  }
+
+  /** Moves {@code e} (already removed from the live maps) to the dead letters. Caller holds lock. */
+  private DeadLetter<T> bury(Entry e, String reason, Instant now) {
+    e.lease = null;
+    DeadLetter<T> letter =
+        new DeadLetter<>(e.id, e.body, reason, e.deliveryCount, e.enqueuedAt, now);
+    dead.put(e.id, new DeadEntry(e, letter));
+    return letter;
+  }
+
+  /** Sends dead letters to the dead-letter mailbox, if any. Called without the lock. */
+  private void forward(List<DeadLetter<T>> letters) {
+    if (deadLetterTo == null || letters.isEmpty()) {
+      return;
+    }
+    for (DeadLetter<T> letter : letters) {
+      try {
+        deadLetterTo.send(letter);
+      } catch (RuntimeException e) {
+        log.warn(
+            "Mailbox '{}': could not forward dead letter {} to mailbox '{}'; it is kept in"
+                + " deadLetters() only",
+            name,
+            letter.messageId(),
+            deadLetterTo.name(),
+            e);
+      }
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Exact for this implementation: counts visible, invisible and expired-but-not-yet-redelivered
+   * messages, not dead letters.
+   */
+  @Override
+  public long approximateCount() {
+    lock.lock();
+    try {
+      return byId.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Dead letters are not affected.
+   */
+  @Override
+  public long purge() {
+    lock.lock();
+    try {
+      long n = byId.size();
+      for (Entry e : byId.values()) {
+        e.lease = null;
+      }
+      byId.clear();
+      bySequence.clear();
+      if (n > 0) {
+        log.info("Mailbox '{}': purged {} messages", name, n);
+      }
+      return n;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Returns the dead letters kept in this mailbox, oldest first. Redriven messages are no longer
+   * listed.
+   *
+   * @return an immutable snapshot
+   */
+  public List<DeadLetter<T>> deadLetters() {
+    lock.lock();
+    try {
+      List<DeadLetter<T>> out = new ArrayList<>(dead.size());
+      for (DeadEntry d : dead.values()) {
+        out.add(d.letter);
+      }
+      return List.copyOf(out);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Makes a dead letter visible again at once, with the same id, body, reply-to and enqueue
+   * instant, and its delivery count kept (so a message dead-lettered for exhausting its budget by
+   * expiry is dead-lettered again if its next lease expires too). Receipt handles of earlier
+   * deliveries stay stale.
+   *
+   * @param messageId the id of a dead letter of this mailbox
+   * @return true if it was redriven, false if this mailbox holds no dead letter with that id
+   * @throws MailboxFullException if the mailbox is at its capacity; nothing changed
+   */
+  public boolean redrive(String messageId) {
+    Objects.requireNonNull(messageId, "messageId");
+    lock.lock();
+    try {
+      DeadEntry d = dead.get(messageId);
+      if (d == null) {
+        return false;
+      }
+      requireRoomFor(1, "redrive message " + messageId);
+      dead.remove(messageId);
+      revive(d.entry);
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Redrives every dead letter (see {@link #redrive(String)}), oldest first; all or none.
+   *
+   * @return how many were redriven
+   * @throws MailboxFullException if not all of them fit within the capacity; nothing changed
+   */
+  public int redriveAll() {
+    lock.lock();
+    try {
+      int n = dead.size();
+      if (n == 0) {
+        return 0;
+      }
+      requireRoomFor(n, "redrive all " + n + " dead letters");
+      for (DeadEntry d : dead.values()) {
+        revive(d.entry);
+      }
+      dead.clear();
+      log.info("Mailbox '{}': redrove {} dead letters", name, n);
+      return n;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void requireRoomFor(int n, String what) {
+    if (capacity != UNBOUNDED && byId.size() + n > capacity) {
+      throw new MailboxFullException(
+          "mailbox '"
+              + name
+              + "' cannot "
+              + what
+              + ": "
+              + byId.size()
+              + " messages not yet finalized, capacity "
+              + capacity
+              + "; nothing changed. Acknowledge messages first or raise the capacity.");
+    }
+  }
+
+  private void revive(Entry e) {
+    e.lease = null;
+    e.pinnedBy = null;
+    e.visibleAt = clock.instant();
+    bySequence.put(e.sequence, e);
+    byId.put(e.id, e);
+    available.signalAll();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Idempotent. Messages stay in memory; deliveries already received keep working.
+   */
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      available.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    log.debug("Mailbox '{}' closed", name);
+  }
+
+  /**
+   * Returns whether {@link #close()} was called.
+   *
+   * @return true once closed
+   */
+  public boolean isClosed() {
+    lock.lock();
+    try {
+      return closed;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    lock.lock();
+    try {
+      return "InMemoryMailbox['"
+          + name
+          + "', messages="
+          + byId.size()
+          + ", deadLetters="
+          + dead.size()
+          + ", capacity="
+          + (capacity == UNBOUNDED ? "unbounded" : capacity)
+          + ", maxDeliveries="
+          + maxDeliveries
+          + (closed ? ", closed" : "")
+          + "]";
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  // ---------------------------------------------------------------- validation
+
+  private void checkMaxMessages(int maxMessages) {
+    if (maxMessages < 1 || maxMessages > MAX_MESSAGES_PER_RECEIVE) {
+      throw new InvalidParameterException(
+          "mailbox '"
+              + name
+              + "': maxMessages must be 1.."
+              + MAX_MESSAGES_PER_RECEIVE
+              + ", was "
+              + maxMessages);
+    }
+  }
+
+  private void checkVisibility(String what, Duration d) {
+    Objects.requireNonNull(d, what);
+    if (d.isNegative() || d.compareTo(MAX_VISIBILITY_TIMEOUT) > 0) {
+      throw new InvalidParameterException(
+          "mailbox '"
+              + name
+              + "': "
+              + what
+              + " must be between 0 and "
+              + MAX_VISIBILITY_TIMEOUT
+              + ", was "
+              + d);
+    }
+  }
+
+  private void checkWait(Duration d) {
+    Objects.requireNonNull(d, "waitTime");
+    if (d.isNegative() || d.compareTo(MAX_WAIT_TIME) > 0) {
+      throw new InvalidParameterException(
+          "mailbox '" + name + "': waitTime must be between 0 and " + MAX_WAIT_TIME + ", was " + d);
+    }
+  }
+
+  // ---------------------------------------------------------------- state
+
+  /** A message not yet finalized (or a dead letter's original). Guarded by the mailbox lock. */
+  private final class Entry {
+    final String id;
+    final long sequence;
+    final T body;
+    final Mailbox<R, ?> replyTo;
+    final Instant enqueuedAt;
+    int deliveryCount;
+    /** When the entry is receivable: the lease expiry while leased, else when visible again. */
+    Instant visibleAt;
+    /** The delivery holding the lease (valid until taken over or finalized), or null. */
+    Delivery lease;
+    /** The delivery currently sending a reply; while set, the entry cannot be taken over. */
+    Delivery pinnedBy;
+
+    Entry(String id, long sequence, T body, Mailbox<R, ?> replyTo, Instant enqueuedAt) {
+      this.id = id;
+      this.sequence = sequence;
+      this.body = body;
+      this.replyTo = replyTo;
+      this.enqueuedAt = enqueuedAt;
+    }
+  }
+
+  private final class DeadEntry {
+    final Entry entry;
+    final DeadLetter<T> letter;
+
+    DeadEntry(Entry entry, DeadLetter<T> letter) {
+      this.entry = entry;
+      this.letter = letter;
+    }
+  }
+
+  /** One delivery of an entry; its identity is the receipt handle. */
+  private final class Delivery implements Message<T, R> {
+    private final Entry entry;
+    private final String handle;
+    private final int deliveryCount;
+    /** Set when this delivery finalized the message. Guarded by the mailbox lock. */
+    private boolean finalized;
+
+    Delivery(Entry entry, String handle) {
+      this.entry = entry;
+      this.handle = handle;
+      this.deliveryCount = entry.deliveryCount;
+    }
+
+    @Override
+    public String id() {
+      return entry.id;
+    }
+
+    @Override
+    public T body() {
+      return entry.body;
+    }
+
+    @Override
+    public String receiptHandle() {
+      return handle;
+    }
+
+    @Override
+    public int deliveryCount() {
+      return deliveryCount;
+    }
+
+    @Override
+    public Instant enqueuedAt() {
+      return entry.enqueuedAt;
+    }
+
+    @Override
+    public boolean hasReplyTo() {
+      return entry.replyTo != null;
+    }
+
+    @Override
+    public void acknowledge() {
+      lock.lock();
+      try {
+        awaitOwnReplySent();
+        requireCurrent("acknowledge");
+        remove();
+        finalized = true;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void nack(Duration visibilityTimeout) {
+      checkVisibility("nack visibilityTimeout", visibilityTimeout);
+      lock.lock();
+      try {
+        awaitOwnReplySent();
+        requireCurrent("nack");
+        entry.lease = null;
+        entry.visibleAt = clock.instant().plus(visibilityTimeout);
+        available.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void extendVisibility(Duration timeout) {
+      checkVisibility("extendVisibility timeout", timeout);
+      lock.lock();
+      try {
+        // A reply in progress through this handle does not stop the lease from being extended.
+        requireCurrent("extendVisibility");
+        Instant requested = clock.instant().plus(timeout);
+        if (requested.isAfter(entry.visibleAt)) {
+          entry.visibleAt = requested;
+        }
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void deadLetter(String reason) {
+      Objects.requireNonNull(reason, "reason");
+      DeadLetter<T> letter;
+      lock.lock();
+      try {
+        awaitOwnReplySent();
+        requireCurrent("deadLetter");
+        remove();
+        finalized = true;
+        letter = bury(entry, reason, clock.instant());
+      } finally {
+        lock.unlock();
+      }
+      log.warn("Mailbox '{}': message {} dead-lettered: {}", name, entry.id, reason);
+      forward(List.of(letter));
+    }
+
+    @Override
+    public void reply(R body) {
+      if (entry.replyTo == null) {
+        throw new ReplyNotAvailableException(
+            "message "
+                + entry.id
+                + " in mailbox '"
+                + name
+                + "' was sent without a reply-to mailbox; nothing sent. Use send(body, replyTo)"
+                + " to make replies possible.");
+      }
+      Objects.requireNonNull(body, "body");
+      pin("reply");
+      try {
+        entry.replyTo.send(body);
+      } finally {
+        unpin(false);
+      }
+    }
+
+    @Override
+    public void replyAndAcknowledge(R body) {
+      if (entry.replyTo == null) {
+        acknowledge();
+        return;
+      }
+      Objects.requireNonNull(body, "body");
+      pin("replyAndAcknowledge");
+      boolean sent = false;
+      try {
+        entry.replyTo.send(body);
+        sent = true;
+      } finally {
+        unpin(sent);
+      }
+    }
+
+    /**
+     * Reserves the entry for a reply send through this handle: until {@link #unpin}, nobody can
+     * take it over and other finalizations through this handle wait.
+     */
+    private void pin(String operation) {
+      lock.lock();
+      try {
+        awaitOwnReplySent();
+        requireCurrent(operation);
+        entry.pinnedBy = this;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    private void unpin(boolean finalize) {
+      lock.lock();
+      try {
+        entry.pinnedBy = null;
+        if (finalize) {
+          if (entry.lease == this) { // unless purged meanwhile
+            remove();
+          }
+          finalized = true;
+        }
+        unpinned.signalAll();
+        available.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    /** Waits while this very handle is sending a reply (another thread's call). Lock held. */
+    private void awaitOwnReplySent() {
+      while (entry.pinnedBy == this) {
+        unpinned.awaitUninterruptibly();
+      }
+    }
+
+    /** Throws unless this delivery holds the lease. Lock held. */
+    private void requireCurrent(String operation) {
+      if (finalized) {
+        throw new MessageFinalizedException(
+            operation
+                + " refused: message "
+                + entry.id
+                + " in mailbox '"
+                + name
+                + "' was already finalized through receipt handle "
+                + handle
+                + "; nothing changed.");
+      }
+      if (entry.lease != this || byId.get(entry.id) != entry) {
+        throw new ReceiptHandleExpiredException(
+            operation
+                + " refused: receipt handle "
+                + handle
+                + " (delivery "
+                + deliveryCount
+                + ") of message "
+                + entry.id
+                + " in mailbox '"
+                + name
+                + "' is stale: the message was delivered again, handed back, finalized or"
+                + " purged; nothing changed. Stop working on it.");
+      }
+    }
+
+    private void remove() {
+      entry.lease = null;
+      byId.remove(entry.id);
+      bySequence.remove(entry.sequence);
+    }
+
+    @Override
+    public String toString() {
+      return "Message[id="
+          + entry.id
+          + ", mailbox='"
+          + name
+          + "', delivery="
+          + deliveryCount
+          + ", handle="
+          + handle
+          + "]";
+    }
+  }
+
+  // ---------------------------------------------------------------- builder
+
+  /**
+   * Builds an {@link InMemoryMailbox}; each setter validates its value at once. Not thread-safe.
+   *
+   * @param <T> the body type
+   * @param <R> the reply body type
+   */
+  public static final class Builder<T, R> {
+    private final String name;
+    private Clock clock = Clock.systemUTC();
+    private Ticker ticker = Ticker.system();
+    private int capacity = UNBOUNDED;
+    private int maxDeliveries = DeadLetterPolicy.DEFAULT_MAX_DELIVERIES;
+    private Mailbox<DeadLetter<T>, ?> deadLetterTo;
+
+    private Builder(String name) {
+      Objects.requireNonNull(name, "name");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("mailbox name must not be blank, was '" + name + "'");
+      }
+      this.name = name;
+    }
+
+    /**
+     * Sets the clock for every instant and every expiry decision. Default {@link
+     * Clock#systemUTC()}.
+     *
+     * @param clock the clock
+     * @return this builder
+     * @throws NullPointerException if {@code clock} is null
+     */
+    public Builder<T, R> clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Sets the monotonic ticker that bounds how long {@link #receive} waits. Default {@link
+     * Ticker#system()}. With a ticker that does not move by itself, a receive with a non-zero wait
+     * returns only when a message arrives, the mailbox closes or the ticker is advanced.
+     *
+     * @param ticker the ticker
+     * @return this builder
+     * @throws NullPointerException if {@code ticker} is null
+     */
+    public Builder<T, R> ticker(Ticker ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    /**
+     * Sets the most messages not yet finalized; beyond it {@link #send} throws {@link
+     * MailboxFullException}. Default {@link #UNBOUNDED}.
+     *
+     * @param capacity at least 1, or {@link #UNBOUNDED} (0)
+     * @return this builder
+     * @throws IllegalArgumentException if {@code capacity} is negative
+     */
+    public Builder<T, R> capacity(int capacity) {
+      if (capacity < 0) {
+        throw new IllegalArgumentException(
+            "capacity must be >= 1, or 0 for unbounded, was " + capacity);
+      }
+      this.capacity = capacity;
+      return this;
+    }
+
+    /**
+     * Sets the delivery budget: a message whose lease expires after this many deliveries is
+     * dead-lettered instead of delivered again. Default {@link
+     * DeadLetterPolicy#DEFAULT_MAX_DELIVERIES}.
+     *
+     * @param maxDeliveries at least 1
+     * @return this builder
+     * @throws IllegalArgumentException if {@code maxDeliveries < 1}
+     */
+    public Builder<T, R> maxDeliveries(int maxDeliveries) {
+      if (maxDeliveries < 1) {
+        throw new IllegalArgumentException("maxDeliveries must be >= 1, was " + maxDeliveries);
+      }
+      this.maxDeliveries = maxDeliveries;
+      return this;
+    }
+
+    /**
+     * Also sends every dead letter to {@code mailbox} (after it is recorded here, outside any
+     * lock). A failed send is logged as a warning; the dead letter stays in {@link
+     * #deadLetters()}. Default: none.
+     *
+     * @param mailbox the dead-letter mailbox
+     * @return this builder
+     * @throws NullPointerException if {@code mailbox} is null
+     */
+    public Builder<T, R> deadLetterTo(Mailbox<DeadLetter<T>, ?> mailbox) {
+      this.deadLetterTo = Objects.requireNonNull(mailbox, "mailbox");
+      return this;
+    }
+
+    /**
+     * Builds the mailbox and logs its effective configuration at debug level.
+     *
+     * @return a new, open, empty mailbox
+     */
+    public InMemoryMailbox<T, R> build() {
+      InMemoryMailbox<T, R> mailbox = new InMemoryMailbox<>(this);
+      if (log.isDebugEnabled()) {
+        log.debug(
+            "Mailbox '{}' built: capacity={}, maxDeliveries={}, deadLetterTo={}, clock={}",
+            name,
+            capacity == UNBOUNDED ? "unbounded" : capacity,
+            maxDeliveries,
+            deadLetterTo == null ? "none" : "'" + deadLetterTo.name() + "'",
+            clock);
+      }
+      return mailbox;
+    }
+  }
+}
