@@ -91,7 +91,7 @@ public final class RecoverySweep implements AutoCloseable {
         List<WorkItemRepository.Expired> expired;
         try {
           expired = store.read("scanning for expired leases", c ->
-              repo.findExpired(c, null, store.now(c, clock), config.batchSize(), false));
+              repo.findExpired(c, null, store.now(c, clock), config.batchSize(), false, false));
         } catch (RuntimeException e) {
           LOG.warn("Recovery sweep could not scan for expired leases; will retry next pass", e);
           errors++;
