@@ -322,8 +322,35 @@ public final class TetherStore implements AutoCloseable {
     return c;
   }
 
-  /** Runs {@code work} in a write transaction: committed if it returns, rolled back if it throws. */
+  /**
+   * Runs {@code work} in a write transaction: committed if it returns, rolled back if it throws.
+   * A transaction the database aborted as a deadlock victim or serialization failure (SQLState
+   * 40P01 / 40001) is rolled back and run again, up to {@value #WRITE_ATTEMPTS} times in all.
+   */
   <T> T write(String what, SqlWork<T> work) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return writeOnce(what, work);
+      } catch (TetherStoreException e) {
+        if (attempt >= WRITE_ATTEMPTS || !isRetryableAbort(e.getCause())) {
+          throw e;
+        }
+        LOG.debug("Retrying a write aborted by the database ({}), attempt {}", what, attempt + 1, e);
+      }
+    }
+  }
+
+  private static final int WRITE_ATTEMPTS = 3;
+
+  private static boolean isRetryableAbort(Throwable t) {
+    if (t instanceof SQLException) {
+      String state = ((SQLException) t).getSQLState();
+      return "40P01".equals(state) || "40001".equals(state);
+    }
+    return false;
+  }
+
+  private <T> T writeOnce(String what, SqlWork<T> work) {
     boolean sqlite = dialect == Dialect.SQLITE;
     if (sqlite) {
       writerLock.lock();
