@@ -200,6 +200,31 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void concurrentEnqueuesWithTheSameIdempotencyKeyCreateOneItem() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(6);
+    try {
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Long>> ids = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        LeaseManager w = worker("w" + i);
+        ids.add(pool.submit(() -> {
+          go.await();
+          return w.enqueue(NewWorkItem.builder("q").idempotencyKey("order-42").build());
+        }));
+      }
+      go.countDown();
+      java.util.Set<Long> distinct = new java.util.HashSet<>();
+      for (Future<Long> f : ids) {
+        distinct.add(f.get());
+      }
+      assertThat(distinct).hasSize(1);
+      assertThat(new QueueMonitor(store).countsByStatus()).containsExactly(new QueueCount("q", WorkStatus.PENDING, 1));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void enqueueInTheCallersRolledBackTransactionLeavesNothing() throws Exception {
     LeaseManager a = worker("a");
     try (Connection c = store.dataSource().getConnection()) {
