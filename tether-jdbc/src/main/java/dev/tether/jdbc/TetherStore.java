@@ -312,7 +312,12 @@ public final class TetherStore implements AutoCloseable {
     }
     Connection c = dataSource.getConnection();
     if (dialect == Dialect.SQLITE && ownedPool == null) {
+      // A caller's SQLite connections get the busy timeout, and auto-commit so that the store's
+      // explicit BEGIN IMMEDIATE starts the transaction.
       try (Statement st = c.createStatement()) {
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true);
+        }
         st.execute("PRAGMA busy_timeout=" + config.busyTimeout().toMillis());
       } catch (SQLException e) {
         c.close();

@@ -57,6 +57,26 @@ abstract class HeartbeatThreadCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void givesUpAfterMaxConsecutiveFailuresWhenTheDatabaseIsUnreachable() {
+    java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean();
+    try (TetherStore flaky = TetherStore.open(
+        new JdbcMailboxCompatibilityTest.SwitchableDataSource(store.dataSource(), down),
+        TetherStoreConfig.builder().clock(clock).build())) {
+      LeaseManager w = new LeaseManager(flaky, "w");
+      w.enqueue(NewWorkItem.of("q", "x"));
+      Lease l = w.acquire("q", LEASE).orElseThrow();
+      AtomicInteger calls = new AtomicInteger();
+      HeartbeatThread hb = new HeartbeatThread(w, l, INTERVAL, LEASE, 3, calls::incrementAndGet);
+      down.set(true);
+      hb.start();
+      await().atMost(Duration.ofSeconds(5)).until(() -> calls.get() == 1);
+      await().atMost(Duration.ofSeconds(5)).until(() -> !hb.isRunning());
+      assertThat(hb.consecutiveFailures()).isEqualTo(3);
+      assertThat(hb.renewals()).isZero();
+    }
+  }
+
+  @Test
   void rejectsAnIntervalThatIsNotWellBelowTheLease() {
     LeaseManager w = new LeaseManager(store, "w");
     w.enqueue(NewWorkItem.of("q", "x"));

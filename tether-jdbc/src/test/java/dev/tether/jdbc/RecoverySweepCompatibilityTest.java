@@ -139,6 +139,20 @@ abstract class RecoverySweepCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void retentionDeletesCheckpointsOlderThanTheConfiguredAge() {
+    LeaseManager w = new LeaseManager(store, "w");
+    long id = w.enqueue(NewWorkItem.builder("q").maxAttempts(5).build());
+    w.acquire("q", LEASE).orElseThrow();
+    clock.advance(LEASE);
+    w.acquire("q", LEASE).orElseThrow(); // first checkpoint, now 31 days old below
+    clock.advance(Duration.ofDays(31));
+    w.acquire("q", LEASE).orElseThrow(); // second checkpoint, fresh
+    new RecoverySweep(store, RecoverySweepConfig.builder().checkpointMaxAge(Duration.ofDays(30)).build()).cleanup();
+    assertThat(w.find(id).orElseThrow().checkpoints()).singleElement()
+        .satisfies(c -> assertThat(c.deliveryCount()).isEqualTo(2));
+  }
+
+  @Test
   void backgroundSweepRunsOnItsOwnNamedThreadAndStopsIdempotently() {
     LeaseManager w = new LeaseManager(store, "w");
     w.enqueue(NewWorkItem.of("q", "a"));
