@@ -5,7 +5,8 @@ import java.time.Instant;
 
 /**
  * One acquisition of a work item: the fencing token every later operation must name, and the
- * item's data as of the acquisition. Immutable.
+ * item's data as of the acquisition. Immutable. Two leases are equal when they name the same item
+ * and token.
  *
  * @param itemId the work item id
  * @param token the fencing token, new on every acquisition

@@ -245,6 +245,31 @@ public final class LeaseManager {
         c -> repo.fail(c, itemId, token, error, store.now(c, clock), config::backoff));
   }
 
+  /**
+   * Hands a leased item back without counting a failure (graceful shutdown, or "not now"): it is
+   * {@code pending} again after {@code delay} (zero: at once), the token becomes stale, and a
+   * {@code nacked} checkpoint is written. The next acquisition still counts as a delivery.
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @param delay 0 to 12 h
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemFinalizedException if this lease already finalized the item
+   */
+  public void handBack(long itemId, long token, Duration delay) {
+    Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative() || delay.compareTo(AcquireRequest.MAX_LEASE) > 0) {
+      throw new IllegalArgumentException(
+          "delay must be in 0.." + AcquireRequest.MAX_LEASE + ", was " + delay);
+    }
+    store.write("handing back item " + itemId, c -> {
+      repo.nack(c, itemId, token, delay, store.now(c, clock));
+      return null;
+    });
+    store.signalItems();
+  }
+
   // ------------------------------------------------------------------ dead letters
 
   /**

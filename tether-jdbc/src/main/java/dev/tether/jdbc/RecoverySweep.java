@@ -91,7 +91,7 @@ public final class RecoverySweep implements AutoCloseable {
         List<WorkItemRepository.Expired> expired;
         try {
           expired = store.read("scanning for expired leases", c ->
-              repo.findExpired(c, null, store.now(c, clock), config.batchSize(), false));
+              repo.findExpired(c, null, store.now(c, clock), config.batchSize(), false, false));
         } catch (RuntimeException e) {
           LOG.warn("Recovery sweep could not scan for expired leases; will retry next pass", e);
           errors++;
@@ -280,12 +280,9 @@ public final class RecoverySweep implements AutoCloseable {
       try {
         scanAndRecover();
       } catch (Throwable t) {
+        // One runner catches everything so the sweep never dies silently.
         LOG.error("Recovery sweep pass failed unexpectedly; continuing", t);
         stats.updateAndGet(s -> s.plus(new RecoveryStats(0, 0, 0, 0, 1, Duration.ZERO)));
-        if (t instanceof Error && !(t instanceof AssertionError)) {
-          // keep going: an Error in one pass must not silently end the sweep
-          LOG.error("Recovery sweep caught {}", t.toString());
-        }
       }
       lifecycle.lock();
       try {

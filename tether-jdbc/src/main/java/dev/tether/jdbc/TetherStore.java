@@ -62,7 +62,7 @@ public final class TetherStore implements AutoCloseable {
   private final String description;
   private final ReentrantLock writerLock = new ReentrantLock();
   private final Object itemsSignal = new Object();
-  private final Map<String, Integer> queueMaxAttempts = new ConcurrentHashMap<>();
+  private final Map<String, int[]> queueSettings = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private TetherStore(
@@ -274,12 +274,14 @@ public final class TetherStore implements AutoCloseable {
     return Dialect.truncate(Instant.now());
   }
 
-  void registerQueueMaxAttempts(String queue, int maxAttempts) {
-    queueMaxAttempts.put(queue, maxAttempts);
+  /** Records the delivery budget and capacity of a mailbox's queue, for replies sent to it. */
+  void registerQueue(String queue, int maxAttempts, int capacity) {
+    queueSettings.put(queue, new int[] {maxAttempts, capacity});
   }
 
-  Optional<Integer> queueMaxAttempts(String queue) {
-    return Optional.ofNullable(queueMaxAttempts.get(queue));
+  /** Returns {maxAttempts, capacity} registered for {@code queue}. */
+  Optional<int[]> queueSettings(String queue) {
+    return Optional.ofNullable(queueSettings.get(queue));
   }
 
   void signalItems() {
@@ -310,7 +312,12 @@ public final class TetherStore implements AutoCloseable {
     }
     Connection c = dataSource.getConnection();
     if (dialect == Dialect.SQLITE && ownedPool == null) {
+      // A caller's SQLite connections get the busy timeout, and auto-commit so that the store's
+      // explicit BEGIN IMMEDIATE starts the transaction.
       try (Statement st = c.createStatement()) {
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true);
+        }
         st.execute("PRAGMA busy_timeout=" + config.busyTimeout().toMillis());
       } catch (SQLException e) {
         c.close();
@@ -320,8 +327,35 @@ public final class TetherStore implements AutoCloseable {
     return c;
   }
 
-  /** Runs {@code work} in a write transaction: committed if it returns, rolled back if it throws. */
+  /**
+   * Runs {@code work} in a write transaction: committed if it returns, rolled back if it throws.
+   * A transaction the database aborted as a deadlock victim or serialization failure (SQLState
+   * 40P01 / 40001) is rolled back and run again, up to {@value #WRITE_ATTEMPTS} times in all.
+   */
   <T> T write(String what, SqlWork<T> work) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return writeOnce(what, work);
+      } catch (TetherStoreException e) {
+        if (attempt >= WRITE_ATTEMPTS || !isRetryableAbort(e.getCause())) {
+          throw e;
+        }
+        LOG.debug("Retrying a write aborted by the database ({}), attempt {}", what, attempt + 1, e);
+      }
+    }
+  }
+
+  private static final int WRITE_ATTEMPTS = 3;
+
+  private static boolean isRetryableAbort(Throwable t) {
+    if (t instanceof SQLException) {
+      String state = ((SQLException) t).getSQLState();
+      return "40P01".equals(state) || "40001".equals(state);
+    }
+    return false;
+  }
+
+  private <T> T writeOnce(String what, SqlWork<T> work) {
     boolean sqlite = dialect == Dialect.SQLITE;
     if (sqlite) {
       writerLock.lock();

@@ -5,7 +5,8 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * A snapshot of one work item row with its audit trail. Immutable.
+ * A snapshot of one work item row with its audit trail. Immutable. Two snapshots are equal when
+ * they show the same item at the same {@code updatedAt}.
  *
  * @param id the id
  * @param queue the queue

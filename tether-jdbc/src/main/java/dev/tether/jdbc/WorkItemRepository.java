@@ -10,6 +10,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -50,6 +51,9 @@ final class WorkItemRepository {
   private static final String CHECKPOINT =
       "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
           + " delivery_count, heartbeat_at, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+  /** Expired leases of the queue an acquire reclaims before picking (so they keep their place). */
+  static final int RECLAIM_ON_ACQUIRE = 500;
 
   private static final SecureRandom TOKENS = new SecureRandom();
 
@@ -142,32 +146,112 @@ final class WorkItemRepository {
 
   // ---------------------------------------------------------------- acquire
 
+  private static final String TAKE_OVER =
+      "UPDATE work_items SET lease_holder = ?, lease_token = ?, lease_acquired_at = ?,"
+          + " lease_expires_at = ?, heartbeat_at = ?, delivery_count = delivery_count + 1,"
+          + " updated_at = ? WHERE id = ? AND status = 'in_progress' AND lease_token = ?"
+          + " AND lease_expires_at <= ?";
+
+  private static final String CANDIDATE_COLUMNS =
+      "SELECT id, queue, task_id, work_type, priority, delivery_count, max_attempts, input_data,"
+          + " reply_to, created_at, lease_holder, lease_token, heartbeat_at, lease_expires_at"
+          + " FROM work_items WHERE queue = ?";
+
+  /** A row an acquire may deliver: pending and due, or in progress with an expired lease. */
+  private record Candidate(Lease lease, Expired expired) {}
+
   List<Lease> acquire(
       Connection c, AcquireRequest r, String holder, Instant now, ReclaimResult.Counter counter)
       throws SQLException {
-    // Expiry is redelivery: reclaim this queue's expired leases first, so they compete with
-    // pending items by priority, each counted once with one checkpoint.
-    List<Expired> expired = findExpired(c, r.queue(), now, r.maxItems(), true);
-    if (!expired.isEmpty()) {
-      ReclaimResult rr = reclaim(c, expired, now);
+    // Expiry is redelivery. Items whose expired delivery was their last are failed first (one
+    // checkpoint each), then expired items compete with pending ones by priority and age; an
+    // expired lease is only taken over if this acquire delivers the item, so the old token stays
+    // valid until the takeover.
+    List<Expired> doomed = findExpired(c, r.queue(), now, RECLAIM_ON_ACQUIRE, false, true);
+    if (!doomed.isEmpty()) {
+      ReclaimResult rr = reclaim(c, doomed, now);
       if (counter != null) {
         counter.add(rr);
       }
     }
-    StringBuilder sql =
-        new StringBuilder(
-            "SELECT id, queue, task_id, work_type, priority, delivery_count, max_attempts,"
-                + " input_data, reply_to, created_at FROM work_items"
-                + " WHERE queue = ? AND status = 'pending' AND available_at <= ?");
+    Instant expires = now.plus(r.leaseDuration());
+    List<Candidate> candidates = new ArrayList<>();
+    candidates.addAll(candidates(c, r, holder, now, expires, true));
+    candidates.addAll(candidates(c, r, holder, now, expires, false));
+    candidates.sort(Comparator.comparingInt((Candidate x) -> -x.lease().priority())
+        .thenComparingLong(x -> x.lease().itemId()));
+    List<Lease> taken = new ArrayList<>(r.maxItems());
+    try (PreparedStatement take = c.prepareStatement(TAKE);
+        PreparedStatement takeOver = c.prepareStatement(TAKE_OVER)) {
+      for (Candidate cand : candidates) {
+        if (taken.size() == r.maxItems()) {
+          break;
+        }
+        Lease l = cand.lease();
+        int n;
+        if (cand.expired() == null) {
+          take.setString(1, holder);
+          take.setLong(2, l.token());
+          d.setInstant(take, 3, now);
+          d.setInstant(take, 4, expires);
+          d.setInstant(take, 5, now);
+          d.setInstant(take, 6, now);
+          d.setInstant(take, 7, now);
+          take.setLong(8, l.itemId());
+          n = take.executeUpdate();
+        } else {
+          Expired e = cand.expired();
+          takeOver.setString(1, holder);
+          takeOver.setLong(2, l.token());
+          d.setInstant(takeOver, 3, now);
+          d.setInstant(takeOver, 4, expires);
+          d.setInstant(takeOver, 5, now);
+          d.setInstant(takeOver, 6, now);
+          takeOver.setLong(7, l.itemId());
+          takeOver.setLong(8, e.token());
+          d.setInstant(takeOver, 9, now);
+          n = takeOver.executeUpdate();
+          if (n == 1) {
+            insertCheckpoint(c, e.id(), Checkpoint.LEASE_EXPIRED, e.holder(), e.token(),
+                e.deliveryCount(), e.heartbeatAt(), "lease expired at " + e.expiresAt()
+                    + " on delivery " + e.deliveryCount() + " of " + e.maxAttempts()
+                    + "; redelivered to " + holder, now);
+            if (counter != null) {
+              counter.add(new ReclaimResult(1, 1, 0, 1));
+            }
+          }
+        }
+        if (n == 1) {
+          taken.add(l);
+        } else {
+          LOG.debug("Item {} was taken by another transaction between pick and update", l.itemId());
+        }
+      }
+    }
+    return taken;
+  }
+
+  private List<Candidate> candidates(
+      Connection c, AcquireRequest r, String holder, Instant now, Instant expires, boolean pending)
+      throws SQLException {
+    StringBuilder sql = new StringBuilder(CANDIDATE_COLUMNS);
+    if (pending) {
+      sql.append(" AND status = 'pending' AND available_at <= ?");
+    } else {
+      sql.append(" AND status = 'in_progress' AND lease_expires_at <= ?"
+          + " AND delivery_count < max_attempts");
+    }
     if (r.workType() != null) {
       sql.append(" AND work_type = ?");
     }
     if (r.taskId() != null) {
       sql.append(" AND task_id = ?");
     }
-    sql.append(" ORDER BY priority DESC, available_at, id LIMIT ?").append(d.skipLocked());
-    List<Lease> candidates = new ArrayList<>();
-    Instant expires = now.plus(r.leaseDuration());
+    sql.append(" ORDER BY priority DESC, id LIMIT ?");
+    if (pending) {
+      sql.append(d.skipLocked());
+    }
+    List<Candidate> out = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
       int i = 1;
       ps.setString(i++, r.queue());
@@ -181,48 +265,34 @@ final class WorkItemRepository {
       ps.setInt(i, r.maxItems());
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          candidates.add(
-              new Lease(
-                  rs.getLong("id"),
-                  newToken(),
-                  holder,
-                  rs.getString("queue"),
-                  rs.getString("task_id"),
-                  rs.getString("work_type"),
-                  rs.getInt("priority"),
-                  rs.getInt("delivery_count") + 1,
-                  rs.getInt("max_attempts"),
-                  now,
-                  expires,
-                  rs.getBytes("input_data"),
-                  rs.getString("reply_to"),
-                  d.getInstant(rs, "created_at")));
+          Lease lease = new Lease(
+              rs.getLong("id"),
+              newToken(),
+              holder,
+              rs.getString("queue"),
+              rs.getString("task_id"),
+              rs.getString("work_type"),
+              rs.getInt("priority"),
+              rs.getInt("delivery_count") + 1,
+              rs.getInt("max_attempts"),
+              now,
+              expires,
+              rs.getBytes("input_data"),
+              rs.getString("reply_to"),
+              d.getInstant(rs, "created_at"));
+          Expired expired = pending ? null : new Expired(
+              lease.itemId(),
+              rs.getString("lease_holder"),
+              rs.getLong("lease_token"),
+              rs.getInt("delivery_count"),
+              rs.getInt("max_attempts"),
+              d.getInstant(rs, "heartbeat_at"),
+              d.getInstant(rs, "lease_expires_at"));
+          out.add(new Candidate(lease, expired));
         }
       }
     }
-    List<Lease> taken = new ArrayList<>(candidates.size());
-    if (candidates.isEmpty()) {
-      return taken;
-    }
-    try (PreparedStatement ps = c.prepareStatement(TAKE)) {
-      for (Lease l : candidates) {
-        ps.setString(1, holder);
-        ps.setLong(2, l.token());
-        d.setInstant(ps, 3, now);
-        d.setInstant(ps, 4, expires);
-        d.setInstant(ps, 5, now);
-        d.setInstant(ps, 6, now);
-        d.setInstant(ps, 7, now);
-        ps.setLong(8, l.itemId());
-        int n = ps.executeUpdate();
-        if (n == 1) {
-          taken.add(l);
-        } else {
-          LOG.debug("Item {} was taken by another transaction between pick and update", l.itemId());
-        }
-      }
-    }
-    return taken;
+    return out;
   }
 
   // ---------------------------------------------------------------- expiry
@@ -237,12 +307,14 @@ final class WorkItemRepository {
       Instant heartbeatAt,
       Instant expiresAt) {}
 
-  List<Expired> findExpired(Connection c, String queue, Instant now, int limit, boolean lock)
+  List<Expired> findExpired(
+      Connection c, String queue, Instant now, int limit, boolean lock, boolean doomedOnly)
       throws SQLException {
     String sql =
         "SELECT id, lease_holder, lease_token, delivery_count, max_attempts, heartbeat_at,"
             + " lease_expires_at FROM work_items WHERE status = 'in_progress'"
             + (queue != null ? " AND queue = ?" : "")
+            + (doomedOnly ? " AND delivery_count >= max_attempts" : "")
             + " AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"
             + (lock ? d.skipLocked() : "");
     List<Expired> out = new ArrayList<>();

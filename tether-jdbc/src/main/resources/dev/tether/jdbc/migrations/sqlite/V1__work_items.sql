@@ -24,7 +24,7 @@ CREATE TABLE work_items (
   updated_at INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX work_items_idempotency_key ON work_items (queue, idempotency_key);
-CREATE INDEX work_items_pending ON work_items (queue, priority DESC, available_at, id) WHERE status = 'pending';
+CREATE INDEX work_items_pending ON work_items (queue, priority DESC, id) WHERE status = 'pending';
 CREATE INDEX work_items_leased ON work_items (lease_expires_at) WHERE status = 'in_progress';
 CREATE INDEX work_items_leased_by_queue ON work_items (queue, lease_expires_at) WHERE status = 'in_progress';
 CREATE INDEX work_items_finished ON work_items (completed_at) WHERE status IN ('completed', 'failed');
