@@ -9,7 +9,6 @@ import dev.tether.cli.internal.Table;
 import dev.tether.cli.internal.Worker;
 import dev.tether.cli.internal.WorkerEvents;
 import dev.tether.cli.internal.WorkerMetrics;
-import dev.tether.health.HealthServer;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.NewWorkItem;
 import dev.tether.jdbc.TetherStore;
@@ -121,21 +120,15 @@ final class DemoCommand implements Callable<Integer> {
       }
       Worker.Config config =
           new Worker.Config("demo", 4, Duration.ofSeconds(4), Duration.ofSeconds(1),
-              Duration.ofSeconds(4), Duration.ofSeconds(1), 4096, Duration.ofSeconds(2), null);
+              Duration.ofSeconds(3), Duration.ofSeconds(1), 4096, Duration.ofSeconds(2), null);
       WorkerMetrics metrics = new WorkerMetrics();
       Narrator narrator = new Narrator(metrics);
       Worker worker = new Worker(store, config, narrator);
-      HealthServer server = null;
-      try {
-        server = new Dashboard(store, Dashboard.tokenFromEnvOrRandom(), worker, metrics)
-            .start("127.0.0.1", port, worker::isHealthy);
-        say("dashboard: " + bold("http://127.0.0.1:" + server.address().getPort() + "/")
-            + " (live while the demo runs)");
-      } catch (RuntimeException e) {
-        say("(dashboard not started: " + e.getMessage() + ")");
-      }
-      say("starting a worker with 4 loops: lease 4s, extended at most every 1s while output flows");
-      worker.start();
+      say("starting a worker with 4 loops: lease 4s, extended by 3s at most every 1s while output flows");
+      Dashboard dashboard = new Dashboard(store, Dashboard.tokenFromEnvOrRandom(), worker, metrics);
+      worker.start(new Worker.Health("127.0.0.1", port, dashboard.routes()), false);
+      worker.healthAddress().ifPresent(a -> say("dashboard: " + bold("http://127.0.0.1:" + a.getPort() + "/")
+          + " (live while the demo runs)"));
       long deadline = System.nanoTime() + timeout.toNanos();
       boolean finished = false;
       while (System.nanoTime() < deadline) {
@@ -150,9 +143,6 @@ final class DemoCommand implements Callable<Integer> {
         say("time is up (" + Durations.human(timeout) + "); stopping the worker");
       }
       worker.stop(Duration.ofSeconds(5));
-      if (server != null) {
-        server.stop();
-      }
       summary(lm);
       say("explore: tether ls --db " + dbFile + "   |   tether inspect 3 --db " + dbFile);
     }

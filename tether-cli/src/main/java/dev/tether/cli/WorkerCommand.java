@@ -4,12 +4,10 @@ import dev.tether.cli.internal.Dashboard;
 import dev.tether.cli.internal.Stores;
 import dev.tether.cli.internal.Worker;
 import dev.tether.cli.internal.WorkerMetrics;
-import dev.tether.health.HealthServer;
 import dev.tether.jdbc.TetherStore;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -43,8 +41,8 @@ final class WorkerCommand implements Callable<Integer> {
       description = "At most one lease extension per this interval (default: ${DEFAULT-VALUE}).")
   Duration extendEvery;
 
-  @Option(names = "--extension", defaultValue = "2m", paramLabel = "DURATION",
-      description = "How far each extension reaches (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--extension", defaultValue = "90s", paramLabel = "DURATION",
+      description = "How far each extension reaches; less than --visibility (default: ${DEFAULT-VALUE}).")
   Duration extension;
 
   @Option(names = "--kill-grace", defaultValue = "3s", paramLabel = "DURATION",
@@ -63,7 +61,9 @@ final class WorkerCommand implements Callable<Integer> {
   String host;
 
   @Option(names = "--watchdog", paramLabel = "DURATION",
-      description = "End the process if a loop stops beating this long (off by default).")
+      description = "End the process if a loop stops beating this long (off by default). A command"
+          + " silent for longer also counts as a stall; the calibration rules apply"
+          + " (visibility > watchdog).")
   Duration watchdog;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -78,47 +78,30 @@ final class WorkerCommand implements Callable<Integer> {
     Worker.Config config =
         new Worker.Config(queue, concurrency, visibility, extendEvery, extension, killGrace,
             dev.tether.cli.internal.ProcessRunner.DEFAULT_TAIL_BYTES, sweepEvery, watchdog);
-    TetherStore s = store.open(true);
-    WorkerMetrics metrics = new WorkerMetrics();
-    Worker worker = new Worker(s, config, metrics);
-    HealthServer server = null;
-    CountDownLatch done = new CountDownLatch(1);
-    Thread hook =
-        new Thread(
-            () -> {
-              worker.stop(killGrace.plusSeconds(5));
-              done.countDown();
-            },
-            "tether-shutdown");
-    try {
-      worker.start();
-      Runtime.getRuntime().addShutdownHook(hook);
+    try (TetherStore s = store.open(true)) {
+      WorkerMetrics metrics = new WorkerMetrics();
+      Worker worker = new Worker(s, config, metrics);
+      String token = Dashboard.tokenFromEnvOrRandom();
+      Worker.Health health =
+          healthPort == null
+              ? null
+              : new Worker.Health(host, healthPort, new Dashboard(s, token, worker, metrics).routes());
+      worker.start(health, true); // SIGTERM/SIGINT: the group hands running items back at once
       out.println("worker " + worker.workerId() + " on queue '" + queue + "' with " + concurrency
           + " loops (store " + store.location() + ")");
-      if (healthPort != null) {
-        String token = Dashboard.tokenFromEnvOrRandom();
-        server = new Dashboard(s, token, worker, metrics).start(host, healthPort, worker::isHealthy);
-        out.println("dashboard: http://" + host + ":" + server.address().getPort() + "/");
+      worker.healthAddress().ifPresent(a -> {
+        out.println("dashboard: http://" + host + ":" + a.getPort() + "/  (health: /health/live,"
+            + " /health/ready; metrics: /metrics)");
         if (System.getenv("TETHER_TOKEN") == null) {
           out.println("token for requeue/cancel: " + token);
         }
-      }
+      });
       out.flush();
-      done.await();
+      while (!worker.awaitTermination(Duration.ofHours(1))) {
+        // keep serving until a signal stops the group
+      }
+      worker.stop(Duration.ZERO);
       return TetherCli.EXIT_OK;
-    } finally {
-      if (server != null) {
-        server.stop();
-      }
-      if (done.getCount() > 0) {
-        try {
-          Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-          // already shutting down: the hook stops the worker
-        }
-        worker.stop(Duration.ofSeconds(5));
-      }
-      s.close();
     }
   }
 }

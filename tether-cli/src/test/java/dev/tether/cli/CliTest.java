@@ -270,5 +270,8 @@ class CliTest {
   void badWorkerTimeoutsAreUsageErrorsNamingTheRule() {
     Run r = withDb("worker", "--extend-every", "1m", "--extension", "1m");
     assertOneLineError(r, 2, "--extend-every (1m00s) must be less than half of --extension (1m00s)");
+    assertOneLineError(withDb("worker", "--visibility", "1m", "--extension", "1m"), 2,
+        "--extension (1m00s) must be less than --visibility (1m00s)");
+    assertThat(Files.exists(dir.resolve("t.db"))).isFalse();
   }
 }

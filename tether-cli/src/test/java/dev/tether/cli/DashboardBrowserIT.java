@@ -7,7 +7,6 @@ import dev.tether.cli.internal.CommandSpec;
 import dev.tether.cli.internal.Dashboard;
 import dev.tether.cli.internal.Worker;
 import dev.tether.cli.internal.WorkerMetrics;
-import dev.tether.health.HealthServer;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.NewWorkItem;
 import dev.tether.jdbc.TetherStore;
@@ -52,7 +51,7 @@ class DashboardBrowserIT {
   @TempDir Path dir;
   private TetherStore store;
   private Worker worker;
-  private HealthServer server;
+  private int port;
   private WebDriver driver;
 
   @BeforeEach
@@ -60,9 +59,8 @@ class DashboardBrowserIT {
     store = TetherStore.open(dir.resolve("b.db").toString());
     worker =
         new Worker(store, new Worker.Config("web", 2, Duration.ofSeconds(3), Duration.ofMillis(300),
-            Duration.ofSeconds(3), Duration.ofSeconds(1), 4096, Duration.ofSeconds(5), null),
+            Duration.ofSeconds(2), Duration.ofSeconds(1), 4096, Duration.ofSeconds(5), null),
             new WorkerMetrics());
-    server = new Dashboard(store, TOKEN, worker, new WorkerMetrics()).start("127.0.0.1", 0, worker::isHealthy);
   }
 
   @AfterEach
@@ -71,7 +69,6 @@ class DashboardBrowserIT {
       driver.quit();
     }
     worker.stop(Duration.ofSeconds(5));
-    server.stop();
     store.close();
   }
 
@@ -116,10 +113,12 @@ class DashboardBrowserIT {
     var lease = lm.acquire("other", Duration.ofSeconds(30)).orElseThrow();
     lm.release(lease.itemId(), lease.token(), false, null, "exit status 1: <b id=injected>boom</b>");
     long chatty = enqueue("web", "for i in $(seq 1 200); do echo tick $i; sleep 0.2; done", 3);
-    worker.start();
+    Dashboard dashboard = new Dashboard(store, TOKEN, worker, new WorkerMetrics());
+    worker.start(new Worker.Health("127.0.0.1", 0, dashboard.routes()), false);
+    port = worker.healthAddress().orElseThrow().getPort();
 
     driver = chromium();
-    driver.get("http://127.0.0.1:" + server.address().getPort() + "/");
+    driver.get("http://127.0.0.1:" + port + "/");
 
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
         .until(() -> !driver.findElements(By.cssSelector("#inflight tr[data-id='" + chatty + "']")).isEmpty());

@@ -19,7 +19,7 @@ class EndToEndIT {
   @TempDir Path dir;
 
   private static final String[] FAST = {
-    "--visibility", "2s", "--extend-every", "500ms", "--extension", "2s", "--kill-grace", "1s",
+    "--visibility", "2s", "--extend-every", "500ms", "--extension", "1500ms", "--kill-grace", "1s",
     "--sweep-every", "1s"
   };
 

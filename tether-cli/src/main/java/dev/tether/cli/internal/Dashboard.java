@@ -3,6 +3,7 @@ package dev.tether.cli.internal;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import dev.tether.health.HealthServer;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.SweepStatistics;
@@ -18,6 +19,7 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -97,16 +99,23 @@ public final class Dashboard {
    * @return the running server
    */
   public HealthServer start(String host, int port, BooleanSupplier ready) {
-    HealthServer server =
-        HealthServer.builder()
-            .host(host)
-            .port(port)
-            .readinessCheck(ready)
-            .route("/metrics", this::metrics)
-            .route("/", this::root)
-            .build();
+    HealthServer.Builder b = HealthServer.builder().host(host).port(port).readinessCheck(ready);
+    routes().forEach(b::route);
+    HealthServer server = b.build();
     server.start();
     return server;
+  }
+
+  /**
+   * Returns the handlers to mount: {@code /metrics} and {@code /} (page and API).
+   *
+   * @return handlers by path
+   */
+  public Map<String, HttpHandler> routes() {
+    Map<String, HttpHandler> r = new LinkedHashMap<>();
+    r.put("/metrics", this::metrics);
+    r.put("/", this::root);
+    return r;
   }
 
   private void root(HttpExchange ex) throws IOException {

@@ -9,7 +9,6 @@ import dev.tether.jdbc.NewWorkItem;
 import dev.tether.jdbc.StoreUnavailableException;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.TetherStoreException;
-import dev.tether.jdbc.internal.Dialect;
 import dev.tether.mailbox.InvalidParameterException;
 import dev.tether.mailbox.Mailbox;
 import dev.tether.mailbox.MailboxConnectionException;
@@ -18,9 +17,6 @@ import dev.tether.mailbox.Message;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
 import dev.tether.mailbox.ReplyNotAvailableException;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -36,8 +32,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * failure} releases as failed (the store's backoff and the item's own {@code max_attempts} decide
  * between retry and {@code failed}), a plain {@code nack} hands the item back (shutdown).
  *
- * <p>Stopgap until {@code tether-jdbc}'s {@code JdbcMailbox} lands: hand-back and dead-letter are
- * written here as conditional updates on (id, token, state) with a checkpoint, as the store does.
+ * <p>Why not {@code JdbcMailbox}: the CLI stores each command's result as the item's output and
+ * each failure's one-line error with the item, and honours every item's own {@code max_attempts};
+ * {@code JdbcMailbox} acknowledges without output and hands failures back without an error. Every
+ * write here is one of {@link LeaseManager}'s token-checked operations.
  *
  * <p>Thread-safe. {@code receive} polls the store every {@link #POLL_INTERVAL} while waiting and
  * returns early (empty) when its thread is interrupted, with the interrupt flag kept.
@@ -49,7 +47,6 @@ public final class StoreMailbox implements Mailbox<String, String> {
   private final TetherStore store;
   private final LeaseManager leases;
   private final String queue;
-  private final Dialect dialect;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Map<String, String> failures = new ConcurrentHashMap<>();
 
@@ -64,8 +61,6 @@ public final class StoreMailbox implements Mailbox<String, String> {
     this.store = store;
     this.leases = leases;
     this.queue = queue;
-    this.dialect =
-        store.engine() == TetherStore.Engine.POSTGRESQL ? Dialect.POSTGRES : Dialect.SQLITE;
   }
 
   @Override
@@ -236,86 +231,22 @@ public final class StoreMailbox implements Mailbox<String, String> {
       }
     }
 
+    /**
+     * Releases the item as failed with {@code reason}: the item's own {@code max_attempts} decide
+     * between a retry and {@code failed} (the store has no public dead-letter operation).
+     */
     @Override
     public void deadLetter(String reason) {
       failures.remove(id);
       try {
-        finish(
-            "UPDATE work_items SET status = 'failed', lease_expires_at = NULL, error_message = ?,"
-                + " completed_at = ?, updated_at = ? WHERE id = ? AND lease_token = ?"
-                + " AND status = 'in_progress'",
-            "dead_lettered",
-            reason == null ? "dead-lettered" : reason,
-            null);
+        leases.release(lease.itemId(), lease.token(), false, null, reason);
       } catch (RuntimeException e) {
         throw translate(e);
       }
     }
 
     private void handBack(Duration delay) {
-      finish(
-          "UPDATE work_items SET status = 'pending', lease_holder = NULL, lease_token = NULL,"
-              + " lease_expires_at = NULL, available_at = ?, updated_at = ? WHERE id = ?"
-              + " AND lease_token = ? AND status = 'in_progress'",
-          "nacked",
-          "handed back, visible again after " + delay,
-          delay);
-    }
-
-    private void finish(String update, String kind, String reason, Duration delay) {
-      try (Connection c = store.dataSource().getConnection()) {
-        boolean auto = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try {
-          Instant now = Dialect.truncate(Instant.now());
-          int n;
-          try (PreparedStatement ps = c.prepareStatement(update)) {
-            int i = 1;
-            if (delay == null) {
-              ps.setString(i++, reason);
-              dialect.setInstant(ps, i++, now);
-            } else {
-              dialect.setInstant(ps, i++, now.plus(delay));
-            }
-            dialect.setInstant(ps, i++, now);
-            ps.setLong(i++, lease.itemId());
-            ps.setLong(i, lease.token());
-            n = ps.executeUpdate();
-          }
-          if (n != 1) {
-            c.rollback();
-            throw new ReceiptHandleExpiredException(
-                "item " + id + " is no longer held by lease token " + lease.token());
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
-                      + " delivery_count, heartbeat_at, reason, created_at)"
-                      + " VALUES (?, ?, ?, ?, ?, NULL, ?, ?)")) {
-            ps.setLong(1, lease.itemId());
-            ps.setString(2, kind);
-            ps.setString(3, lease.holder());
-            ps.setLong(4, lease.token());
-            ps.setInt(5, lease.deliveryCount());
-            ps.setString(6, reason);
-            dialect.setInstant(ps, 7, now);
-            ps.executeUpdate();
-          }
-          c.commit();
-        } catch (SQLException | RuntimeException e) {
-          try {
-            c.rollback();
-          } catch (SQLException r) {
-            e.addSuppressed(r);
-          }
-          throw e;
-        } finally {
-          c.setAutoCommit(auto);
-        }
-      } catch (SQLException e) {
-        throw new MailboxConnectionException(
-            "cannot update item " + id + " (" + kind + "): " + e.getMessage(), e);
-      }
+      leases.handBack(lease.itemId(), lease.token(), delay);
     }
 
     private MailboxException translate(RuntimeException e) {

@@ -2,7 +2,7 @@ package dev.tether.cli.internal;
 
 import dev.tether.LeaseExtender;
 import dev.tether.LeaseExtenderConfig;
-import dev.tether.health.Watchdog;
+import com.sun.net.httpserver.HttpHandler;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.RecoverySweep;
 import dev.tether.jdbc.RecoverySweepConfig;
@@ -10,6 +10,7 @@ import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
 import dev.tether.jdbc.WorkStatus;
 import dev.tether.loop.Handler;
+import dev.tether.loop.LoopGroup;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.MainLoopConfig;
 import dev.tether.loop.WorkContext;
@@ -17,6 +18,7 @@ import dev.tether.loop.WorkStoppedException;
 import dev.tether.mailbox.DeadLetterPolicy;
 import dev.tether.mailbox.Message;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -24,13 +26,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A worker node: {@code concurrency} {@link MainLoop}s over one queue of a store, each running
- * items as child processes with {@link ProcessRunner}, plus a background {@link RecoverySweep} and
- * an optional {@link Watchdog}.
+ * A worker node: a {@link LoopGroup} of {@code concurrency} {@link MainLoop}s over one queue of a
+ * store, each running items as child processes with {@link ProcessRunner}, plus a background
+ * {@link RecoverySweep}; the group brings the optional watchdog and the health server.
  *
  * <p>Exit 0 completes an item with its {@link CommandResult} as output; any other exit releases it
  * as failed with a one-line error (retried after the store's backoff while the item's {@code
@@ -90,14 +93,16 @@ public final class Worker implements AutoCloseable {
                 + Durations.human(extension)
                 + "), or a lease can expire between two extensions");
       }
-      if (watchdog != null && watchdog.compareTo(visibility) <= 0) {
-        // a silent command holds the loop for one visibility timeout before it is killed
+      if (extension.compareTo(visibility) >= 0) {
         throw new IllegalArgumentException(
-            "--watchdog ("
-                + Durations.human(watchdog)
-                + ") must be longer than --visibility ("
+            "--extension ("
+                + Durations.human(extension)
+                + ") must be less than --visibility ("
                 + Durations.human(visibility)
-                + "), or a silent command makes the watchdog kill the worker");
+                + ") (calibration rule extension < visibility_timeout)");
+      }
+      if (watchdog != null) {
+        positive("--watchdog", watchdog);
       }
     }
 
@@ -114,12 +119,13 @@ public final class Worker implements AutoCloseable {
   private final String workerId;
   private final ProcessRunner runner;
   private final List<MainLoop<String, String>> loops = new ArrayList<>();
-  private final List<Thread> threads = new ArrayList<>();
   private final RecoverySweep sweep;
   private final Object lifecycle = new Object();
   private boolean started; // guarded by lifecycle
   private boolean stopped; // guarded by lifecycle
-  private Watchdog watchdog; // guarded by lifecycle
+  private LoopGroup group; // guarded by lifecycle
+  private Thread groupThread; // guarded by lifecycle
+  private final AtomicReference<RuntimeException> groupFailure = new AtomicReference<>();
 
   /**
    * Creates a worker.
@@ -150,7 +156,7 @@ public final class Worker implements AutoCloseable {
       LeaseManager leases = new LeaseManager(store, holder);
       StoreMailbox mailbox = new StoreMailbox(store, leases, config.queue());
       MainLoop<String, String> loop =
-          MainLoop.builder("tether-worker-" + i, mailbox, new CommandHandler(mailbox, leases))
+          MainLoop.builder("w" + i, mailbox, new CommandHandler(mailbox, leases))
               .config(loopConfig)
               .extenderListener(extenderListener())
               .build();
@@ -186,35 +192,90 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
-   * Starts the loops on {@code tether-loop-N} threads, the sweep and the watchdog.
+   * Where to serve health probes and extra routes (the dashboard, {@code /metrics}).
    *
-   * @throws IllegalStateException if already started
+   * @param host the interface to bind
+   * @param port the port, 0 for any free port
+   * @param routes extra handlers by path
    */
-  public void start() {
+  public record Health(String host, int port, Map<String, HttpHandler> routes) {}
+
+  /**
+   * Starts the loops as a {@link LoopGroup} (threads {@code tether-loop-wN}), with its health
+   * server when {@code health} is given, the watchdog when configured, and the recovery sweep.
+   * Returns once the loops run (and the health server listens).
+   *
+   * @param health where to serve health and routes, or null for no server
+   * @param handleSignals whether SIGTERM/SIGINT shut the group down (the group's hook)
+   * @throws IllegalStateException if already started
+   * @throws IllegalArgumentException if a calibration rule is violated
+   * @throws java.io.UncheckedIOException if the health port cannot be bound
+   */
+  public void start(Health health, boolean handleSignals) {
+    LoopGroup g;
     synchronized (lifecycle) {
       if (started) {
         throw new IllegalStateException("worker " + workerId + " was already started");
       }
       started = true;
-      for (MainLoop<String, String> loop : loops) {
-        Thread t = new Thread(loop::run, loop.name().replace("tether-worker-", "tether-loop-"));
-        threads.add(t);
-        t.start();
-      }
-      sweep.start();
+      LoopGroup.Builder b =
+          LoopGroup.builder()
+              .loops(loops)
+              .shutdownTimeout(config.killGrace().plusSeconds(5))
+              .handleSignals(handleSignals);
       if (config.watchdog() != null) {
-        Watchdog.Builder b =
-            Watchdog.builder()
-                .stallThreshold(config.watchdog())
-                .checkInterval(config.watchdog().dividedBy(4));
-        for (MainLoop<String, String> loop : loops) {
-          b.heartbeat(loop.name(), loop.heartbeat());
-        }
-        watchdog = b.build();
-        watchdog.start();
+        b.watchdogThreshold(config.watchdog()).watchdogInterval(config.watchdog().dividedBy(4));
+      } else {
+        b.noWatchdog();
+      }
+      if (health != null) {
+        b.healthHost(health.host()).healthPort(health.port());
+        health.routes().forEach(b::healthRoute);
+      }
+      g = b.build();
+      group = g;
+      groupThread =
+          new Thread(
+              () -> {
+                try {
+                  g.run();
+                } catch (RuntimeException e) {
+                  groupFailure.set(e);
+                  log.error("Worker {}: loop group failed", workerId, e);
+                }
+              },
+              "tether-group");
+      groupThread.start();
+    }
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (System.nanoTime() - deadline < 0) {
+      if (groupFailure.get() != null) {
+        throw groupFailure.get();
+      }
+      boolean serving = health == null || g.healthAddress().isPresent();
+      if (serving && isHealthy()) {
+        break;
+      }
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
       }
     }
+    sweep.start();
     log.info("Worker {} started: {}", workerId, config);
+  }
+
+  /**
+   * Returns the health server's address while it runs.
+   *
+   * @return the address, or empty
+   */
+  public Optional<InetSocketAddress> healthAddress() {
+    synchronized (lifecycle) {
+      return group == null ? Optional.empty() : group.healthAddress();
+    }
   }
 
   /**
@@ -232,38 +293,37 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
+   * Waits until the group has ended (after a stop or a signal).
+   *
+   * @param timeout the longest wait
+   * @return true if it ended
+   */
+  public boolean awaitTermination(Duration timeout) {
+    LoopGroup g;
+    synchronized (lifecycle) {
+      g = group;
+    }
+    return g == null || g.awaitTermination(timeout);
+  }
+
+  /**
    * Stops: asks every loop to stop (running commands are killed and their items handed back at
-   * once), then waits for all of them within one shared {@code timeout}. Idempotent.
+   * once), then waits for all of them within one shared {@code timeout}, then stops the sweep.
+   * Idempotent.
    *
    * @param timeout how long to wait in total
    * @return true if every loop stopped in time
    */
   public boolean stop(Duration timeout) {
+    LoopGroup g;
     synchronized (lifecycle) {
       if (stopped) {
         return true;
       }
       stopped = true;
-      if (watchdog != null) {
-        watchdog.stop();
-      }
+      g = group;
     }
-    for (MainLoop<String, String> loop : loops) {
-      loop.shutdown();
-    }
-    long deadline = System.nanoTime() + timeout.toNanos();
-    boolean all = true;
-    for (Thread t : threads) {
-      long left = deadline - System.nanoTime();
-      try {
-        t.join(Math.max(1, left / 1_000_000));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        all = false;
-        break;
-      }
-      all &= !t.isAlive();
-    }
+    boolean all = g == null || g.shutdown(timeout);
     sweep.stop();
     log.info("Worker {} stopped{}", workerId, all ? "" : " (some loops did not finish in time)");
     return all;
