@@ -113,6 +113,59 @@ class EndToEndIT {
     assertThat(t.column(id, "lease_token")).isNull();
   }
 
+  private static String httpGet(String url) throws Exception {
+    java.net.http.HttpClient c = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpResponse<String> r =
+        c.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString());
+    return r.statusCode() + " " + r.body();
+  }
+
+  private static int portFrom(JarRunner.Proc p) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("dashboard: http://127\\.0\\.0\\.1:(\\d+)/").matcher(p.out());
+    return m.find() ? Integer.parseInt(m.group(1)) : -1;
+  }
+
+  @Test
+  void workerServesHealthMetricsAndTheDashboardOnItsHealthPort() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    long id = id(t.run("enqueue", "--", "sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 0.3; done"));
+    JarRunner.Proc w = t.start(worker("--health-port", "0"));
+    try {
+      await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(w) > 0);
+      String base = "http://127.0.0.1:" + portFrom(w);
+      await().atMost(Duration.ofSeconds(10)).until(() -> httpGet(base + "/health/ready").startsWith("200"));
+      assertThat(httpGet(base + "/health/live")).startsWith("200");
+      await().atMost(Duration.ofSeconds(30)).until(() -> "completed".equals(t.status(id)));
+      String metrics = httpGet(base + "/metrics");
+      assertThat(metrics).startsWith("200")
+          .contains("tether_items{queue=\"default\",status=\"completed\"} 1")
+          .contains("tether_commands_succeeded_total 1")
+          .contains("tether_loop_heartbeat_age_seconds{loop=\"w1\"}");
+      assertThat(metrics).containsPattern("tether_leases_extended_total [1-9]");
+      assertThat(httpGet(base + "/")).startsWith("200").contains("Tether dashboard");
+      assertThat(w.out()).containsPattern("token for requeue/cancel: [0-9a-f]{32}");
+    } finally {
+      JarRunner.term(w);
+      w.waitFor(20);
+    }
+  }
+
+  @Test
+  void serveAnswersTheApiWithoutWorkers() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    t.run("enqueue", "--queue", "q1", "--", "true");
+    JarRunner.Proc s = t.start("serve", "--port", "0");
+    try {
+      await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(s) > 0);
+      String state = httpGet("http://127.0.0.1:" + portFrom(s) + "/api/state");
+      assertThat(state).startsWith("200").contains("\"pending\":1").contains("\"q1\"");
+    } finally {
+      JarRunner.term(s);
+      assertThat(s.waitFor(20)).isIn(0, 143);
+    }
+  }
+
   @Test
   void demoRunsToItsSummaryInUnderAMinute() throws Exception {
     JarRunner t = new JarRunner(dir);

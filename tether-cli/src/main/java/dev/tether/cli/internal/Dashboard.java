@@ -260,11 +260,15 @@ public final class Dashboard {
             .append(e.getKey()).append("\"} ").append(e.getValue()).append('\n');
       }
     }
+    long deadLetters = 0;
+    for (Queries.QueueCounts q : Queries.counts(store)) {
+      deadLetters += q.failed();
+    }
     Map<String, Long> cps = Queries.checkpointCounts(store);
     help(b, "tether_redeliveries_total", "counter", "Expired leases reclaimed for redelivery (lease_expired checkpoints).");
     b.append("tether_redeliveries_total ").append(cps.getOrDefault("lease_expired", 0L)).append('\n');
-    help(b, "tether_dead_letters_total", "counter", "Items dead-lettered.");
-    b.append("tether_dead_letters_total ").append(cps.getOrDefault("dead_lettered", 0L)).append('\n');
+    help(b, "tether_dead_letters", "gauge", "Items dead-lettered: failed past their attempts, dead-lettered or cancelled.");
+    b.append("tether_dead_letters ").append(deadLetters).append('\n');
     help(b, "tether_checkpoints_total", "counter", "Checkpoints by kind.");
     for (Map.Entry<String, Long> e : cps.entrySet()) {
       b.append("tether_checkpoints_total{kind=\"").append(label(e.getKey())).append("\"} ").append(e.getValue()).append('\n');
