@@ -125,10 +125,11 @@ final class DemoCommand implements Callable<Integer> {
       Narrator narrator = new Narrator(metrics);
       Worker worker = new Worker(store, config, narrator);
       say("starting a worker with 4 loops: lease 4s, extended by 3s at most every 1s while output flows");
-      Dashboard dashboard = new Dashboard(store, Dashboard.tokenFromEnvOrRandom(), worker, metrics);
+      String token = Dashboard.tokenFromEnvOrRandom();
+      Dashboard dashboard = new Dashboard(store, token, worker, metrics);
       worker.start(new Worker.Health("127.0.0.1", port, dashboard.routes()), false);
       worker.healthAddress().ifPresent(a -> say("dashboard: " + bold("http://127.0.0.1:" + a.getPort() + "/")
-          + " (live while the demo runs)"));
+          + " (live while the demo runs; token for requeue/cancel: " + token + ")"));
       long deadline = System.nanoTime() + timeout.toNanos();
       boolean finished = false;
       while (System.nanoTime() < deadline) {
