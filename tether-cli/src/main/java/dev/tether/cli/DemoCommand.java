@@ -165,7 +165,7 @@ final class DemoCommand implements Callable<Integer> {
         int nl = last.lastIndexOf('\n');
         outcome = "exit 0: " + (nl < 0 ? last : last.substring(nl + 1));
       } else {
-        outcome = w.errorMessage() == null ? "-" : w.errorMessage();
+        outcome = w.errorMessage() == null ? "-" : CommandResult.firstLine(w.errorMessage());
       }
       String status = w.status().dbValue();
       totals.merge(status, 1, Integer::sum);

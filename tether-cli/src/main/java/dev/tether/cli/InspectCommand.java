@@ -52,11 +52,21 @@ final class InspectCommand implements Callable<Integer> {
     String[] keys = {
       "id", "queue", "status", "command", "priority", "delivery_count", "max_attempts",
       "lease_holder", "lease_expires_at", "heartbeat_at", "created_at", "started_at",
-      "completed_at", "error"
+      "completed_at"
     };
     for (String k : keys) {
       JsonNode v = o.get(k);
       out.printf("%-17s %s%n", k + ":", v == null || v.isNull() ? "-" : Table.clean(v.asText()));
+    }
+    JsonNode error = o.get("error");
+    if (error != null && !error.isNull()) {
+      String[] lines = error.asText().split("\n", 2);
+      out.printf("%-17s %s%n", "error:", Table.clean(lines[0]));
+      if (lines.length > 1) {
+        printTail(out, "last failure", lines[1]);
+      }
+    } else {
+      out.printf("%-17s %s%n", "error:", "-");
     }
     out.println();
     Table attempts = new Table("DELIVERY", "OUTCOME", "HOLDER", "AT", "REASON");
@@ -66,7 +76,7 @@ final class InspectCommand implements Callable<Integer> {
           a.path("outcome").asText(null),
           a.path("holder").asText(null),
           a.path("at").asText(null),
-          a.path("reason").asText(null));
+          dev.tether.cli.internal.CommandResult.headline(a.path("reason").asText(null)));
     }
     attempts.print(out, Terminal.colour());
     if (o.get("checkpoints").size() > 0) {
@@ -78,7 +88,7 @@ final class InspectCommand implements Callable<Integer> {
             c.path("delivery").asInt(),
             c.path("lease_holder").asText(null),
             c.path("at").asText(null),
-            c.path("reason").asText(null));
+            dev.tether.cli.internal.CommandResult.headline(c.path("reason").asText(null)));
       }
       cps.print(out, Terminal.colour());
     }
@@ -99,7 +109,7 @@ final class InspectCommand implements Callable<Integer> {
     if (text.isEmpty()) {
       return;
     }
-    out.println("--- " + name + " (tail) ---");
+    out.println(name.equals("last failure") ? "--- last failure ---" : "--- " + name + " (tail) ---");
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < text.length(); i++) {
       char c = text.charAt(i);

@@ -74,7 +74,7 @@ final class LsCommand implements Callable<Integer> {
             r.deliveryCount() + "/" + r.maxAttempts(),
             Durations.human(Duration.between(r.createdAt(), now)),
             Reports.commandOf(r.input()),
-            r.errorMessage());
+            dev.tether.cli.internal.CommandResult.firstLine(r.errorMessage()));
       }
       t.print(out, Terminal.colour());
       if (rows.isEmpty()) {

@@ -64,6 +64,59 @@ public record CommandResult(
     return "exit status " + exitStatus + (last.isEmpty() ? "" : ": " + last);
   }
 
+  /**
+   * Returns the failure summary followed by the tails of standard error and output (at most
+   * {@code maxTail} characters each), as stored in the item's error message: the first line is
+   * the summary, the rest the evidence.
+   *
+   * @param maxTail characters of each tail to include
+   * @return the report
+   */
+  public String failureReport(int maxTail) {
+    StringBuilder b = new StringBuilder(failureSummary());
+    appendTail(b, "stderr", stderrTail, maxTail);
+    appendTail(b, "stdout", stdoutTail, maxTail);
+    return b.toString();
+  }
+
+  private static void appendTail(StringBuilder b, String name, String tail, int max) {
+    if (tail == null || tail.isBlank()) {
+      return;
+    }
+    String t = tail.length() > max ? "…" + tail.substring(tail.length() - max) : tail;
+    b.append("\n--- ").append(name).append(" (tail) ---\n").append(t.stripTrailing());
+  }
+
+  /**
+   * Returns the first line of a stored error (its summary).
+   *
+   * @param error the error message, may be null
+   * @return the first line, or null
+   */
+  public static String firstLine(String error) {
+    if (error == null) {
+      return null;
+    }
+    int nl = error.indexOf('\n');
+    return nl < 0 ? error : error.substring(0, nl);
+  }
+
+  /**
+   * Returns a checkpoint reason on one line: the first line of the error, plus the store's
+   * trailing {@code (delivery N of M; ...)} note when the error had several lines.
+   *
+   * @param reason the reason, may be null
+   * @return the one-line reason, or null
+   */
+  public static String headline(String reason) {
+    if (reason == null || reason.indexOf('\n') < 0) {
+      return reason;
+    }
+    String first = firstLine(reason);
+    int note = reason.lastIndexOf(" (delivery ");
+    return note > first.length() ? first + reason.substring(note) : first;
+  }
+
   private static String lastLine(String s) {
     if (s == null) {
       return "";

@@ -46,6 +46,9 @@ import org.slf4j.LoggerFactory;
 public final class Worker implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Worker.class);
 
+  /** Characters of each output tail kept in a failed item's error message. */
+  static final int FAILURE_TAIL_CHARS = 1000;
+
   /** How often a silent command's lease is probed in the store. */
   static final Duration PROBE_INTERVAL = Duration.ofMillis(500);
 
@@ -414,7 +417,7 @@ public final class Worker implements AutoCloseable {
       if (result.succeeded()) {
         return result.toJson();
       }
-      mailbox.noteFailure(id, result.failureSummary());
+      mailbox.noteFailure(id, result.failureReport(FAILURE_TAIL_CHARS));
       throw new CommandFailedException(id, result);
     }
   }

@@ -84,6 +84,8 @@ class ProcessRunnerTest {
     assertThat(r.exitStatus()).isEqualTo(7);
     assertThat(r.succeeded()).isFalse();
     assertThat(r.failureSummary()).isEqualTo("exit status 7: disk full");
+    assertThat(r.failureReport(4))
+        .isEqualTo("exit status 7: disk full\n--- stderr (tail) ---\n…ull\n--- stdout (tail) ---\n…ial");
   }
 
   @Test

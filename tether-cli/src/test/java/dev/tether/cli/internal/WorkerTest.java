@@ -65,7 +65,10 @@ class WorkerTest {
     assertThat(r.stdoutTail()).isEqualTo("fine\n");
     assertThat(r.stderrTail()).isEqualTo("warn\n");
     WorkItem b = leases.find(bad).orElseThrow();
-    assertThat(b.errorMessage()).isEqualTo("exit status 5: no space left");
+    assertThat(b.errorMessage()).isEqualTo("exit status 5: no space left\n--- stderr (tail) ---\nno space left");
+    assertThat(CommandResult.firstLine(b.errorMessage())).isEqualTo("exit status 5: no space left");
+    assertThat(CommandResult.headline(b.checkpoints().get(0).reason()))
+        .isEqualTo("exit status 5: no space left (delivery 1 of 1; no attempts left: failed)");
     assertThat(b.checkpoints()).extracting(c -> c.kind()).containsExactly("released_failed");
     assertThat(metrics.succeeded.sum()).isEqualTo(1);
     assertThat(metrics.failed.sum()).isEqualTo(1);
