@@ -63,7 +63,7 @@ final class InspectCommand implements Callable<Integer> {
       String[] lines = error.asText().split("\n", 2);
       out.printf("%-17s %s%n", "error:", Table.clean(lines[0]));
       if (lines.length > 1) {
-        printTail(out, "last failure", lines[1]);
+        printTail(out, null, lines[1]);
       }
     } else {
       out.printf("%-17s %s%n", "error:", "-");
@@ -109,7 +109,9 @@ final class InspectCommand implements Callable<Integer> {
     if (text.isEmpty()) {
       return;
     }
-    out.println(name.equals("last failure") ? "--- last failure ---" : "--- " + name + " (tail) ---");
+    if (name != null) {
+      out.println("--- " + name + " (tail) ---");
+    }
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < text.length(); i++) {
       char c = text.charAt(i);

@@ -20,7 +20,6 @@ import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
@@ -344,10 +343,5 @@ public final class Dashboard {
         out.write(body);
       }
     }
-  }
-
-  /** Lists the endpoints, for the start-up message. */
-  static List<String> endpoints() {
-    return List.of("/", "/api/state", "/api/item?id=N", "/api/requeue?id=N", "/api/cancel?id=N", "/metrics");
   }
 }

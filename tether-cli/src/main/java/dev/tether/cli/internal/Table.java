@@ -41,12 +41,12 @@ public final class Table {
    */
   public static String clean(String s) {
     StringBuilder b = new StringBuilder(s.length());
-    for (int i = 0; i < s.length() && b.length() < 80; i++) {
+    for (int i = 0; i < s.length() && b.length() < 120; i++) {
       char ch = s.charAt(i);
       b.append(Character.isISOControl(ch) ? (ch == '\n' ? ' ' : '?') : ch);
     }
-    if (b.length() >= 80 && s.length() > 80) {
-      b.setLength(79);
+    if (b.length() >= 120 && s.length() > 120) {
+      b.setLength(119);
       b.append('…');
     }
     return b.toString();
