@@ -129,7 +129,9 @@ public final class LeaseManager {
   /**
    * Enqueues one item on the caller's connection, inside the caller's transaction, so that it
    * commits or rolls back with the caller's own writes. Never commits, rolls back or closes the
-   * connection. The connection must reach the store's database (and schema).
+   * connection. The connection must reach the store's database (and schema). On SQLite, begin
+   * the caller's transaction with {@code BEGIN IMMEDIATE} so that it never has to upgrade a read
+   * lock (which can fail with SQLITE_BUSY).
    *
    * @param connection the caller's connection
    * @param item the item
@@ -272,15 +274,34 @@ public final class LeaseManager {
 
   // ------------------------------------------------------------------ dead letters
 
+  /** Additional deliveries a redrive grants unless told otherwise: {@value}. */
+  public static final int DEFAULT_REDRIVE_ATTEMPTS = 1;
+
   /**
-   * Requeues one {@code failed} item (redrive): it becomes pending at once with its delivery
-   * count reset to 0 and a {@code redriven} checkpoint; its earlier checkpoints stay.
+   * Requeues one {@code failed} item (redrive) with {@value #DEFAULT_REDRIVE_ATTEMPTS} more
+   * delivery; see {@link #redrive(long, int)}.
    *
    * @param itemId the item
    * @return true if the item was failed and is now pending; false otherwise
    */
   public boolean redrive(long itemId) {
-    boolean done = store.write("redriving item " + itemId, c -> repo.redrive(c, itemId, store.now(c, clock)));
+    return redrive(itemId, DEFAULT_REDRIVE_ATTEMPTS);
+  }
+
+  /**
+   * Requeues one {@code failed} item (redrive): it becomes pending at once, its delivery count is
+   * kept (it never decreases) and its {@code max_attempts} becomes {@code deliveryCount +
+   * additionalAttempts}; a {@code redriven} checkpoint is written and earlier checkpoints stay.
+   *
+   * @param itemId the item
+   * @param additionalAttempts deliveries granted, at least 1
+   * @return true if the item was failed and is now pending; false otherwise
+   * @throws IllegalArgumentException if {@code additionalAttempts < 1}
+   */
+  public boolean redrive(long itemId, int additionalAttempts) {
+    requireAttempts(additionalAttempts);
+    boolean done = store.write("redriving item " + itemId,
+        c -> repo.redrive(c, itemId, additionalAttempts, store.now(c, clock)));
     if (done) {
       store.signalItems();
     }
@@ -288,18 +309,33 @@ public final class LeaseManager {
   }
 
   /**
-   * Requeues every {@code failed} item of {@code queue}, in one transaction.
+   * Requeues every {@code failed} item of {@code queue} in one transaction, each with {@value
+   * #DEFAULT_REDRIVE_ATTEMPTS} more delivery.
    *
    * @param queue the queue
    * @return how many were requeued
    */
   public int redriveAll(String queue) {
+    return redriveAll(queue, DEFAULT_REDRIVE_ATTEMPTS);
+  }
+
+  /**
+   * Requeues every {@code failed} item of {@code queue} in one transaction (see {@link
+   * #redrive(long, int)}).
+   *
+   * @param queue the queue
+   * @param additionalAttempts deliveries granted to each, at least 1
+   * @return how many were requeued
+   * @throws IllegalArgumentException if {@code additionalAttempts < 1}
+   */
+  public int redriveAll(String queue, int additionalAttempts) {
     Objects.requireNonNull(queue, "queue");
+    requireAttempts(additionalAttempts);
     int n = store.write("redriving the failed items of queue '" + queue + "'", c -> {
       Instant now = store.now(c, clock);
       int count = 0;
       for (long id : repo.failedIds(c, queue)) {
-        if (repo.redrive(c, id, now)) {
+        if (repo.redrive(c, id, additionalAttempts, now)) {
           count++;
         }
       }
@@ -309,6 +345,13 @@ public final class LeaseManager {
       store.signalItems();
     }
     return n;
+  }
+
+  private static void requireAttempts(int additionalAttempts) {
+    if (additionalAttempts < 1) {
+      throw new IllegalArgumentException(
+          "additionalAttempts must be >= 1, was " + additionalAttempts);
+    }
   }
 
   /**

@@ -697,33 +697,39 @@ final class WorkItemRepository {
 
   // ---------------------------------------------------------------- redrive, lookup
 
-  boolean redrive(Connection c, long id, Instant now) throws SQLException {
+  boolean redrive(Connection c, long id, int additionalAttempts, Instant now) throws SQLException {
     int count;
+    int max;
     try (PreparedStatement sel =
         c.prepareStatement(
-            "SELECT delivery_count, lease_holder, lease_token FROM work_items WHERE id = ? AND status = 'failed'")) {
+            "SELECT delivery_count, max_attempts FROM work_items WHERE id = ? AND status = 'failed'")) {
       sel.setLong(1, id);
       try (ResultSet rs = sel.executeQuery()) {
         if (!rs.next()) {
           return false;
         }
         count = rs.getInt(1);
+        max = rs.getInt(2);
       }
     }
+    int newMax = count + additionalAttempts;
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE work_items SET status = 'pending', delivery_count = 0, lease_holder = NULL,"
+            "UPDATE work_items SET status = 'pending', max_attempts = ?, lease_holder = NULL,"
                 + " lease_token = NULL, lease_expires_at = NULL, available_at = ?, completed_at = NULL,"
-                + " updated_at = ? WHERE id = ? AND status = 'failed'")) {
-      d.setInstant(ps, 1, now);
+                + " updated_at = ? WHERE id = ? AND status = 'failed' AND delivery_count = ?")) {
+      ps.setInt(1, newMax);
       d.setInstant(ps, 2, now);
-      ps.setLong(3, id);
+      d.setInstant(ps, 3, now);
+      ps.setLong(4, id);
+      ps.setInt(5, count);
       if (ps.executeUpdate() != 1) {
         return false;
       }
     }
     insertCheckpoint(c, id, Checkpoint.REDRIVEN, null, null, count, null,
-        "requeued by an operator after " + count + " deliveries; delivery count reset to 0", now);
+        "requeued by an operator after " + count + " deliveries (max attempts " + max + " -> "
+            + newMax + ", " + additionalAttempts + " more)", now);
     return true;
   }
 

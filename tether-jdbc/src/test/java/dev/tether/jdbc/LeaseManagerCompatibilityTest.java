@@ -283,8 +283,14 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
     assertThat(a.redriveAll("q")).isEqualTo(1);
     List<Lease> again = a.acquire(AcquireRequest.batch("q", LEASE, 5));
     assertThat(again).extracting(Lease::itemId).containsExactlyInAnyOrder(one, two);
-    assertThat(again).allMatch(l -> l.deliveryCount() == 1);
+    assertThat(again).as("delivery count never decreases").allMatch(l -> l.deliveryCount() == 2);
+    assertThat(again).allMatch(l -> l.maxAttempts() == 2);
     assertThat(a.find(two).orElseThrow().checkpoints()).extracting(Checkpoint::kind)
         .containsExactly(Checkpoint.RELEASED_FAILED, Checkpoint.REDRIVEN);
+    for (Lease l : again) {
+      assertThat(a.release(l.itemId(), l.token(), false, null, "still broken")).isEqualTo(ReleaseOutcome.FAILED);
+    }
+    assertThat(a.redriveAll("q", 3)).isEqualTo(2);
+    assertThat(a.find(one).orElseThrow().maxAttempts()).isEqualTo(5);
   }
 }

@@ -63,15 +63,9 @@ abstract class ProcessCompatibilityTest {
     LeaseManager lm = new LeaseManager(store, "survivor");
     long id = lm.enqueue(NewWorkItem.of("crash", "long job"));
     Process child = spawn("hold", db.url(), "crash", "doomed-child", "2000");
-    BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-    String line;
-    do {
-      line = out.readLine();
-      assertThat(line).as("child output before it acquired").isNotNull();
-    } while (!line.startsWith("ACQUIRED "));
+    String line = awaitAcquired(child);
     assertThat(line).startsWith("ACQUIRED " + id + " ");
-    child.destroyForcibly(); // SIGKILL: no shutdown hooks, no release
-    assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    kill9(child);
     assertThat(lm.acquire("crash", Duration.ofMinutes(1))).as("still leased by the dead child").isEmpty();
 
     Lease again = await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
@@ -85,6 +79,43 @@ abstract class ProcessCompatibilityTest {
       assertThat(c.deliveryCount()).isEqualTo(1);
     });
     lm.complete(id, again.token(), null);
+  }
+
+  private static String awaitAcquired(Process child) throws IOException {
+    BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    do {
+      line = out.readLine();
+      assertThat(line).as("child output before it acquired").isNotNull();
+    } while (!line.startsWith("ACQUIRED "));
+    return line;
+  }
+
+  private static void kill9(Process child) throws InterruptedException {
+    child.destroyForcibly(); // SIGKILL on Unix: no shutdown hooks, no release, no renewal
+    assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void poisonItemThatKillsEveryWorkerProcessEndsFailedAfterMaxAttempts() throws Exception {
+    LeaseManager lm = new LeaseManager(store, "observer");
+    long id = lm.enqueue(NewWorkItem.builder("poison").input("kills its worker").maxAttempts(3).build());
+    for (int delivery = 1; delivery <= 3; delivery++) {
+      Process child = spawn("hold", db.url(), "poison", "victim-" + delivery, "1000");
+      assertThat(awaitAcquired(child)).isEqualTo("ACQUIRED " + id + " " + lm.find(id).orElseThrow().leaseToken()
+          + " " + delivery);
+      kill9(child);
+    }
+    // The third lease expires; the next acquirer fails the item instead of delivering it.
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+      assertThat(lm.acquire("poison", Duration.ofMinutes(1))).isEmpty();
+      return lm.find(id).orElseThrow().status() == WorkStatus.FAILED;
+    });
+    WorkItem item = lm.find(id).orElseThrow();
+    assertThat(item.deliveryCount()).isEqualTo(3);
+    assertThat(item.errorMessage()).contains("no attempts left");
+    assertThat(item.checkpoints()).extracting(Checkpoint::leaseHolder).containsExactly("victim-1", "victim-2", "victim-3");
+    assertThat(item.checkpoints()).allMatch(c -> c.kind().equals(Checkpoint.LEASE_EXPIRED));
   }
 
   @Test

@@ -41,6 +41,29 @@ class TetherStoreTest {
   }
 
   @Test
+  void sqliteDurabilityAndBusyTimeoutFollowTheConfiguration() throws Exception {
+    try (TestDatabase db = TestDatabase.sqlite()) {
+      try (TetherStore normal = TetherStore.open(db.url())) {
+        assertThat(pragma(normal, "synchronous")).isEqualTo("1"); // NORMAL
+        assertThat(pragma(normal, "busy_timeout")).isEqualTo("30000");
+      }
+      try (TetherStore full = TetherStore.open(db.url(), TetherStoreConfig.builder()
+          .sqliteSynchronous(TetherStoreConfig.SqliteSynchronous.FULL).busyTimeout(Duration.ofSeconds(5)).build())) {
+        assertThat(pragma(full, "synchronous")).isEqualTo("2"); // FULL
+        assertThat(pragma(full, "busy_timeout")).isEqualTo("5000");
+      }
+    }
+  }
+
+  private static String pragma(TetherStore store, String name) throws Exception {
+    try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("PRAGMA " + name)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  @Test
   void callersDataSourceIsUsedAndNotClosed() throws Exception {
     try (TestDatabase db = TestDatabase.sqlite()) {
       SQLiteDataSource ds = new SQLiteDataSource();

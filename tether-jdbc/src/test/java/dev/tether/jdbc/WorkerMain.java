@@ -9,8 +9,8 @@ import java.util.List;
  * A worker run as a real child JVM by the crash and cluster tests.
  *
  * <ul>
- *   <li>{@code hold <url> <queue> <workerId> <leaseMillis>}: acquires one item, prints {@code
- *       ACQUIRED <id> <token>}, then sleeps until killed;
+ *   <li>{@code hold <url> <queue> <workerId> <leaseMillis>}: waits until it acquires one item,
+ *       prints {@code ACQUIRED <id> <token> <deliveryCount>}, then sleeps until killed;
  *   <li>{@code drain <url> <queue> <workerId> <batch>}: acquires and completes items until the
  *       queue has none left unfinished, recording each completion in {@code completions}.
  * </ul>
@@ -23,8 +23,17 @@ public final class WorkerMain {
     try (TetherStore store = TetherStore.open(args[1], TetherStoreConfig.builder().maximumPoolSize(2).build())) {
       LeaseManager lm = new LeaseManager(store, args[3]);
       if (mode.equals("hold")) {
-        Lease l = lm.acquire(args[2], Duration.ofMillis(Long.parseLong(args[4]))).orElseThrow();
-        System.out.println("ACQUIRED " + l.itemId() + " " + l.token());
+        Duration lease = Duration.ofMillis(Long.parseLong(args[4]));
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        java.util.Optional<Lease> got;
+        while ((got = lm.acquire(args[2], lease)).isEmpty()) {
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("nothing to acquire on " + args[2] + " within 30 s");
+          }
+          Thread.sleep(50);
+        }
+        Lease l = got.get();
+        System.out.println("ACQUIRED " + l.itemId() + " " + l.token() + " " + l.deliveryCount());
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
       } else if (mode.equals("drain")) {
