@@ -1,0 +1,199 @@
+package dev.tether.bench.jdbc;
+
+import dev.tether.jdbc.AcquireRequest;
+import dev.tether.jdbc.Lease;
+import dev.tether.jdbc.LeaseManager;
+import dev.tether.jdbc.NewWorkItem;
+import dev.tether.jdbc.RecoverySweep;
+import dev.tether.jdbc.RecoverySweepConfig;
+import dev.tether.jdbc.RecoveryStats;
+import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.TetherStoreConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Whole-queue figures for the JDBC store (measured, never asserted): drain rate of a pre-filled
+ * queue of no-op items, acquire+complete latency, and the time of one recovery sweep over 10,000
+ * expired leases among 1,000,000 rows, with the query plans of the acquire and sweep queries on
+ * that table.
+ *
+ * <p>Run: {@code java -cp tether-bench/target/benchmarks.jar dev.tether.bench.jdbc.DrainBenchmark
+ * [sqlite|postgres|both] [items] [threads]}. PostgreSQL from {@code TETHER_BENCH_PG_URL}
+ * (default {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}); each run uses a fresh
+ * schema, dropped at the end. SQLite uses a temp file in WAL mode.
+ */
+public final class DrainBenchmark {
+  private DrainBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    String which = args.length > 0 ? args[0] : "both";
+    int items = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
+    int threads = args.length > 2 ? Integer.parseInt(args[2]) : 4;
+    if (which.equals("sqlite") || which.equals("both")) {
+      Path dir = Files.createTempDirectory("tether-bench");
+      run("SQLite (WAL, synchronous=NORMAL)", dir.resolve("bench.db").toString(), items, threads, TetherStoreConfig.defaults());
+      run("SQLite (WAL, synchronous=FULL)", dir.resolve("bench-full.db").toString(), items, threads,
+          TetherStoreConfig.builder().sqliteSynchronous(TetherStoreConfig.SqliteSynchronous.FULL).build());
+    }
+    if (which.equals("postgres") || which.equals("both")) {
+      String base = System.getenv().getOrDefault("TETHER_BENCH_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+      String schema = "tether_bench_" + UUID.randomUUID().toString().substring(0, 8);
+      try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
+        st.execute("CREATE SCHEMA " + schema);
+      }
+      try {
+        run("PostgreSQL (synchronous_commit=on)", base + (base.contains("?") ? "&" : "?") + "currentSchema=" + schema,
+            items, threads, TetherStoreConfig.defaults());
+      } finally {
+        try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
+          st.execute("DROP SCHEMA " + schema + " CASCADE");
+        }
+      }
+    }
+  }
+
+  private static void run(String label, String url, int items, int threads, TetherStoreConfig config) throws Exception {
+    System.out.println("=== " + label + " ===");
+    try (TetherStore store = TetherStore.open(url, config)) {
+      LeaseManager producer = new LeaseManager(store, "producer");
+      for (int batch : new int[] {1, 10}) {
+        String queue = "drain-" + batch;
+        prefill(producer, queue, items);
+        long start = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<Integer>> done = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          LeaseManager w = new LeaseManager(store, "worker-" + t);
+          done.add(pool.submit(() -> {
+            int n = 0;
+            while (true) {
+              List<Lease> leases = w.acquire(AcquireRequest.batch(queue, Duration.ofMinutes(5), batch));
+              if (leases.isEmpty()) {
+                return n;
+              }
+              for (Lease l : leases) {
+                w.complete(l.itemId(), l.token(), null);
+                n++;
+              }
+            }
+          }));
+        }
+        int total = 0;
+        for (Future<Integer> f : done) {
+          total += f.get();
+        }
+        pool.shutdown();
+        double secs = (System.nanoTime() - start) / 1e9;
+        System.out.printf(Locale.ROOT, "drain: %d no-op items, %d threads, acquire batch %d: %.2f s, %.0f items/s%n",
+            total, threads, batch, secs, total / secs);
+      }
+      // latency of acquire(1) + complete, one thread
+      String queue = "latency";
+      int n = 2000;
+      prefill(producer, queue, n);
+      LeaseManager w = new LeaseManager(store, "latency-worker");
+      long[] micros = new long[n];
+      for (int i = 0; i < n; i++) {
+        long t0 = System.nanoTime();
+        Lease l = w.acquire(queue, Duration.ofMinutes(5)).orElseThrow();
+        w.complete(l.itemId(), l.token(), null);
+        micros[i] = (System.nanoTime() - t0) / 1000;
+      }
+      Arrays.sort(micros);
+      System.out.printf(Locale.ROOT, "acquire+complete latency (1 thread, %d ops): p50 %d us, p90 %d us, p99 %d us, max %d us%n",
+          n, micros[n / 2], micros[n * 9 / 10], micros[n * 99 / 100], micros[n - 1]);
+      sweepFigure(store);
+    }
+  }
+
+  private static void prefill(LeaseManager producer, String queue, int items) {
+    for (int i = 0; i < items; i += 1000) {
+      List<NewWorkItem> chunk = new ArrayList<>();
+      for (int j = i; j < Math.min(items, i + 1000); j++) {
+        chunk.add(NewWorkItem.of(queue, "noop"));
+      }
+      producer.enqueueAll(chunk);
+    }
+  }
+
+  /** Loads 1,000,000 rows (10,000 of them expired leases) and times one sweep over them. */
+  private static void sweepFigure(TetherStore store) throws Exception {
+    boolean pg = store.engine() == TetherStore.Engine.POSTGRESQL;
+    long loadStart = System.nanoTime();
+    try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement()) {
+      st.execute("DELETE FROM work_item_checkpoints");
+      st.execute("DELETE FROM work_items");
+      if (pg) {
+        st.execute("INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " created_at, updated_at, completed_at, lease_holder, lease_token)"
+            + " SELECT 'q' || (i % 10), 'completed', 0, 1, 3, now() - interval '2 days', now() - interval '2 days',"
+            + " now() - interval '1 day', now() - interval '1 day', 'old', i FROM generate_series(1, 970000) i");
+        st.execute("INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " created_at, updated_at) SELECT 'q' || (i % 10), 'pending', i % 3, 0, 3, now(), now(), now()"
+            + " FROM generate_series(1, 20000) i");
+        st.execute("INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " created_at, updated_at, lease_holder, lease_token, lease_acquired_at, lease_expires_at, heartbeat_at)"
+            + " SELECT 'q' || (i % 10), 'in_progress', 0, 1, 3, now() - interval '1 hour', now() - interval '1 hour',"
+            + " now() - interval '1 hour', 'dead-worker', i, now() - interval '1 hour', now() - interval '10 minutes',"
+            + " now() - interval '20 minutes' FROM generate_series(1, 10000) i");
+        st.execute("ANALYZE work_items");
+      } else {
+        long now = System.currentTimeMillis();
+        st.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 970000)"
+            + " INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " created_at, updated_at, completed_at, lease_holder, lease_token) SELECT 'q' || (i % 10), 'completed',"
+            + " 0, 1, 3, " + (now - 172800000L) + ", " + (now - 172800000L) + ", " + (now - 86400000L) + ", "
+            + (now - 86400000L) + ", 'old', i FROM s");
+        st.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20000)"
+            + " INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " created_at, updated_at) SELECT 'q' || (i % 10), 'pending', i % 3, 0, 3, " + now + ", " + now + ", "
+            + now + " FROM s");
+        st.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 10000)"
+            + " INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " created_at, updated_at, lease_holder, lease_token, lease_acquired_at, lease_expires_at, heartbeat_at)"
+            + " SELECT 'q' || (i % 10), 'in_progress', 0, 1, 3, " + (now - 3600000L) + ", " + (now - 3600000L) + ", "
+            + (now - 3600000L) + ", 'dead-worker', i, " + (now - 3600000L) + ", " + (now - 600000L) + ", "
+            + (now - 1200000L) + " FROM s");
+        st.execute("ANALYZE");
+      }
+      System.out.printf(Locale.ROOT, "loaded 1,000,000 rows (970,000 completed, 20,000 pending, 10,000 expired leases) in %.1f s%n",
+          (System.nanoTime() - loadStart) / 1e9);
+      String nowLit = pg ? "now()" : Long.toString(System.currentTimeMillis());
+      String acquire = "SELECT id FROM work_items WHERE queue = 'q3' AND status = 'pending' AND available_at <= "
+          + nowLit + " ORDER BY priority DESC, id LIMIT 10" + (pg ? " FOR UPDATE SKIP LOCKED" : "");
+      String expired = "SELECT id FROM work_items WHERE status = 'in_progress' AND lease_expires_at <= " + nowLit
+          + " ORDER BY lease_expires_at LIMIT 500";
+      String expiredQueue = "SELECT id FROM work_items WHERE queue = 'q3' AND status = 'in_progress' AND lease_expires_at <= "
+          + nowLit + " AND delivery_count >= max_attempts ORDER BY lease_expires_at LIMIT 500";
+      for (String q : List.of(acquire, expired, expiredQueue)) {
+        System.out.println("plan of: " + q);
+        try (ResultSet rs = st.executeQuery((pg ? "EXPLAIN (ANALYZE, BUFFERS) " : "EXPLAIN QUERY PLAN ") + q)) {
+          int cols = rs.getMetaData().getColumnCount();
+          while (rs.next()) {
+            System.out.println("    " + rs.getString(cols));
+          }
+        }
+      }
+    }
+    RecoverySweep sweep = new RecoverySweep(store, RecoverySweepConfig.builder().cleanupEnabled(false).build());
+    RecoveryStats stats = sweep.scanAndRecover();
+    System.out.printf(Locale.ROOT, "sweep of 10,000 expired among 1,000,000: %d ms (expired %d, recovered %d, checkpoints %d, errors %d)%n",
+        stats.duration().toMillis(), stats.expiredFound(), stats.recovered(), stats.checkpointsCreated(), stats.errors());
+    RecoveryStats idle = sweep.scanAndRecover();
+    System.out.printf(Locale.ROOT, "idle sweep (nothing expired) over 1,000,000: %d ms%n", idle.duration().toMillis());
+  }
+}

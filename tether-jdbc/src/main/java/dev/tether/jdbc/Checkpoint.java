@@ -1,0 +1,40 @@
+package dev.tether.jdbc;
+
+import java.time.Instant;
+
+/**
+ * One entry of a work item's audit trail: how one attempt ended other than by success (lease
+ * expired, released as failed, handed back, dead-lettered) or an operator action (redriven).
+ *
+ * @param id the checkpoint id
+ * @param itemId the work item
+ * @param kind {@code lease_expired}, {@code released_failed}, {@code nacked}, {@code
+ *     dead_lettered} or {@code redriven}
+ * @param leaseHolder the worker that held the lease, or null
+ * @param leaseToken the lease token, or null
+ * @param deliveryCount the item's delivery count at that moment
+ * @param lastHeartbeat the lease's last heartbeat, or null
+ * @param reason what happened, for operators
+ * @param createdAt when (store clock)
+ */
+public record Checkpoint(
+    long id,
+    long itemId,
+    String kind,
+    String leaseHolder,
+    Long leaseToken,
+    int deliveryCount,
+    Instant lastHeartbeat,
+    String reason,
+    Instant createdAt) {
+  /** Kind written when an expired lease is reclaimed (by the sweep or by an acquirer). */
+  public static final String LEASE_EXPIRED = "lease_expired";
+  /** Kind written when a worker releases an item as failed. */
+  public static final String RELEASED_FAILED = "released_failed";
+  /** Kind written when a worker hands an item back without counting a failure. */
+  public static final String NACKED = "nacked";
+  /** Kind written when a worker dead-letters an item. */
+  public static final String DEAD_LETTERED = "dead_lettered";
+  /** Kind written when an operator requeues a failed item. */
+  public static final String REDRIVEN = "redriven";
+}

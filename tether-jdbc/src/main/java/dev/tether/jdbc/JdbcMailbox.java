@@ -1,0 +1,579 @@
+package dev.tether.jdbc;
+
+import dev.tether.mailbox.InvalidParameterException;
+import dev.tether.mailbox.Mailbox;
+import dev.tether.mailbox.MailboxConnectionException;
+import dev.tether.mailbox.MailboxException;
+import dev.tether.mailbox.MailboxFullException;
+import dev.tether.mailbox.Message;
+import dev.tether.mailbox.MessageFinalizedException;
+import dev.tether.mailbox.ReceiptHandleExpiredException;
+import dev.tether.mailbox.ReplyNotAvailableException;
+import dev.tether.mailbox.SerializationException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A durable {@link Mailbox} over the {@code work_items} table of a {@link TetherStore}: one queue
+ * per mailbox. A receive is a lease acquisition (visibility timeout = lease duration, expired
+ * leases are redelivered or dead-lettered at once), the receipt handle names the item and its
+ * lease token, and every operation through a message is a token-checked conditional update:
+ * {@code extendVisibility} renews (never shortens), {@code acknowledge} completes, {@code nack}
+ * hands back with {@code available_at = now + timeout}, {@code deadLetter} fails the item with the
+ * reason, and {@code replyAndAcknowledge} inserts the reply into the reply-to queue and completes
+ * the item in one transaction.
+ *
+ * <p>Dead letters stay in the table as {@code failed} items (see {@link #deadLetteredIds()},
+ * {@link QueueMonitor}, {@link LeaseManager#redrive}). The mailbox's maximum deliveries is stored
+ * as each item's {@code max_attempts}.
+ *
+ * <p>Errors: a stale handle throws {@link ReceiptHandleExpiredException}, a second finalization
+ * {@link MessageFinalizedException}, an unreachable database {@link MailboxConnectionException},
+ * an unencodable or oversized body {@link SerializationException} (nothing written).
+ *
+ * <p>Thread-safe. {@link #receive} long-polls the database (woken at once by sends in this
+ * process); {@link #close()} wakes waiting receivers. Closing the mailbox does not close the
+ * store.
+ *
+ * @param <T> the body type
+ * @param <R> the reply body type
+ */
+public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcMailbox.class);
+
+  /** Default largest encoded body: 256 KiB, as in SQS. */
+  public static final int DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+
+  /** Default pause between database polls of a waiting receive. */
+  public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(100);
+
+  private final TetherStore store;
+  private final String queue;
+  private final BodyCodec<T> bodyCodec;
+  private final BodyCodec<R> replyCodec;
+  private final int maxDeliveries;
+  private final int capacity;
+  private final int maxBodyBytes;
+  private final Clock clock;
+  private final Duration pollInterval;
+  private final String holder;
+  private final WorkItemRepository repo;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private JdbcMailbox(Builder<T, R> b) {
+    this.store = b.store;
+    this.queue = b.queue;
+    this.bodyCodec = b.bodyCodec;
+    this.replyCodec = b.replyCodec;
+    this.maxDeliveries = b.maxDeliveries;
+    this.capacity = b.capacity;
+    this.maxBodyBytes = b.maxBodyBytes;
+    this.clock = store.effectiveClock(b.clock);
+    this.pollInterval = b.pollInterval;
+    this.holder = b.holder;
+    this.repo = new WorkItemRepository(store.dialect());
+    store.registerQueue(queue, maxDeliveries, capacity);
+  }
+
+  /**
+   * Returns a builder for a mailbox on {@code queue}.
+   *
+   * @param store the store
+   * @param queue the queue name; not blank
+   * @param bodyCodec the codec of message bodies
+   * @param replyCodec the codec of reply bodies
+   * @param <T> the body type
+   * @param <R> the reply type
+   * @return the builder
+   * @throws IllegalArgumentException if the queue name is blank
+   */
+  public static <T, R> Builder<T, R> builder(
+      TetherStore store, String queue, BodyCodec<T> bodyCodec, BodyCodec<R> replyCodec) {
+    return new Builder<>(store, queue, bodyCodec, replyCodec);
+  }
+
+  /**
+   * Returns a mailbox of UTF-8 text bodies and replies with the defaults.
+   *
+   * @param store the store
+   * @param queue the queue
+   * @return the mailbox
+   */
+  public static JdbcMailbox<String, String> ofStrings(TetherStore store, String queue) {
+    return builder(store, queue, BodyCodec.utf8(), BodyCodec.utf8()).build();
+  }
+
+  @Override
+  public String name() {
+    return queue;
+  }
+
+  /**
+   * Returns the mailbox's maximum deliveries (each item's {@code max_attempts}).
+   *
+   * @return the budget
+   */
+  public int maxDeliveries() {
+    return maxDeliveries;
+  }
+
+  @Override
+  public String send(T body) {
+    return doSend(body, null);
+  }
+
+  @Override
+  public String send(T body, Mailbox<R, ?> replyTo) {
+    Objects.requireNonNull(replyTo, "replyTo");
+    if (!(replyTo instanceof JdbcMailbox) || ((JdbcMailbox<?, ?>) replyTo).store != store) {
+      throw new InvalidParameterException(
+          "replyTo mailbox '" + replyTo.name() + "' (" + replyTo.getClass().getName()
+              + ") must be a JdbcMailbox on the same TetherStore as '" + queue
+              + "', so that reply and acknowledge can be one transaction");
+    }
+    return doSend(body, replyTo.name());
+  }
+
+  private String doSend(T body, String replyTo) {
+    Objects.requireNonNull(body, "body");
+    checkOpen("send");
+    byte[] bytes = encode(bodyCodec, body, "message body");
+    long id = call(() -> store.write("sending to mailbox '" + queue + "'", c -> {
+      Instant now = store.now(c, clock);
+      if (capacity > 0) {
+        checkCapacity(c, queue, capacity, "mailbox");
+      }
+      return repo.insert(c, NewWorkItem.builder(queue).input(bytes).maxAttempts(maxDeliveries)
+          .replyTo(replyTo).build(), now);
+    }), "send");
+    store.signalItems();
+    return Long.toString(id);
+  }
+
+  private void checkCapacity(Connection c, String q, int cap, String what) throws SQLException {
+    repo.lockQueue(c, q);
+    long count = repo.countUnfinished(c, q);
+    if (count >= cap) {
+      throw new MailboxFullException(what + " '" + q + "' holds " + count
+          + " unfinished messages, its capacity is " + cap
+          + "; nothing was sent: retry after messages are acknowledged, or raise the capacity");
+    }
+  }
+
+  private <X> byte[] encode(BodyCodec<X> codec, X body, String what) {
+    byte[] bytes;
+    try {
+      bytes = codec.encode(body);
+    } catch (RuntimeException e) {
+      throw new SerializationException("cannot encode the " + what + " for mailbox '" + queue
+          + "' with " + codec + ": " + e.getMessage() + "; nothing was written", e);
+    }
+    if (bytes == null) {
+      throw new SerializationException(codec + " encoded a " + what + " for mailbox '" + queue
+          + "' as null; nothing was written");
+    }
+    if (bytes.length > maxBodyBytes) {
+      throw new SerializationException("the " + what + " for mailbox '" + queue + "' is "
+          + bytes.length + " bytes encoded, over the limit of " + maxBodyBytes
+          + " bytes; nothing was written: send a reference to the data instead, or raise maxBodyBytes");
+    }
+    return bytes;
+  }
+
+  @Override
+  public List<Message<T, R>> receive(int maxMessages, Duration visibilityTimeout, Duration waitTime) {
+    if (maxMessages < 1 || maxMessages > MAX_MESSAGES_PER_RECEIVE) {
+      throw new InvalidParameterException("maxMessages must be in 1.." + MAX_MESSAGES_PER_RECEIVE
+          + ", was " + maxMessages);
+    }
+    checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
+    checkTimeout("waitTime", waitTime, MAX_WAIT_TIME);
+    long deadline = System.nanoTime() + waitTime.toNanos();
+    AcquireRequest request = new AcquireRequest(queue, visibilityTimeout, maxMessages, null, null);
+    while (true) {
+      if (closed.get() || Thread.currentThread().isInterrupted()) {
+        return List.of();
+      }
+      List<Lease> leases = call(() -> store.write("receiving from mailbox '" + queue + "'",
+          c -> repo.acquire(c, request, holder, store.now(c, clock), null)), "receive");
+      if (!leases.isEmpty()) {
+        return toMessages(leases);
+      }
+      long remaining = deadline - System.nanoTime();
+      if (remaining <= 0) {
+        return List.of();
+      }
+      long waitMillis = Math.max(1, Math.min(pollInterval.toMillis(), remaining / 1_000_000L));
+      if (!store.awaitItems(waitMillis)) {
+        return List.of();
+      }
+    }
+  }
+
+  private List<Message<T, R>> toMessages(List<Lease> leases) {
+    List<Lease> sorted = new ArrayList<>(leases);
+    sorted.sort(Comparator.comparingLong(Lease::itemId));
+    List<Message<T, R>> out = new ArrayList<>(sorted.size());
+    for (Lease l : sorted) {
+      T body;
+      try {
+        body = bodyCodec.decode(l.input() == null ? new byte[0] : l.input());
+      } catch (RuntimeException e) {
+        String reason = "cannot decode the body with " + bodyCodec + ": " + e;
+        LOG.warn("Dead-lettering message {} of mailbox '{}': {}", l.itemId(), queue, reason);
+        try {
+          store.write("dead-lettering an undecodable message", c -> {
+            repo.deadLetter(c, l.itemId(), l.token(), reason, store.now(c, clock));
+            return null;
+          });
+        } catch (RuntimeException again) {
+          LOG.warn("Could not dead-letter undecodable message {}; it will be redelivered", l.itemId(), again);
+        }
+        continue;
+      }
+      out.add(new JdbcMessage(l, body));
+    }
+    return out;
+  }
+
+  @Override
+  public long approximateCount() {
+    return call(() -> store.read("counting mailbox '" + queue + "'", c -> repo.countUnfinished(c, queue)),
+        "approximateCount");
+  }
+
+  @Override
+  public long purge() {
+    return call(() -> store.write("purging mailbox '" + queue + "'", c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
+              + " WHERE queue = ? AND status IN ('pending', 'in_progress'))")) {
+        ps.setString(1, queue);
+        ps.executeUpdate();
+      }
+      try (PreparedStatement ps = c.prepareStatement(
+          "DELETE FROM work_items WHERE queue = ? AND status IN ('pending', 'in_progress')")) {
+        ps.setString(1, queue);
+        return (long) ps.executeUpdate();
+      }
+    }), "purge");
+  }
+
+  /**
+   * Returns the ids of this mailbox's dead letters ({@code failed} items), oldest first.
+   *
+   * @return the ids
+   */
+  public List<String> deadLetteredIds() {
+    return call(() -> store.read("listing dead letters of '" + queue + "'", c -> {
+      List<String> ids = new ArrayList<>();
+      for (long id : repo.failedIds(c, queue)) {
+        ids.add(Long.toString(id));
+      }
+      return ids;
+    }), "deadLetteredIds");
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      store.signalItems();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "JdbcMailbox[" + queue + " on " + store + "]";
+  }
+
+  private void checkOpen(String op) {
+    if (closed.get()) {
+      throw new IllegalStateException("mailbox '" + queue + "' is closed; cannot " + op);
+    }
+  }
+
+  private static void checkTimeout(String name, Duration d, Duration max) {
+    Objects.requireNonNull(d, name);
+    if (d.isNegative() || d.compareTo(max) > 0) {
+      throw new InvalidParameterException(name + " must be in 0.." + max + ", was " + d);
+    }
+  }
+
+  private static <X> X call(Supplier<X> action, String op) {
+    try {
+      return action.get();
+    } catch (ItemFinalizedException e) {
+      throw new MessageFinalizedException(e.getMessage(), e);
+    } catch (LeaseLostException e) {
+      throw new ReceiptHandleExpiredException(e.getMessage(), e);
+    } catch (StoreUnavailableException e) {
+      throw new MailboxConnectionException(op + " failed: " + e.getMessage(), e);
+    } catch (TetherStoreException e) {
+      throw new MailboxException(op + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** One delivery. */
+  private final class JdbcMessage implements Message<T, R> {
+    private final long id;
+    private final long token;
+    private final T body;
+    private final int deliveryCount;
+    private final Instant enqueuedAt;
+    private final String replyTo;
+
+    JdbcMessage(Lease lease, T body) {
+      this.id = lease.itemId();
+      this.token = lease.token();
+      this.body = body;
+      this.deliveryCount = lease.deliveryCount();
+      this.enqueuedAt = lease.createdAt();
+      this.replyTo = lease.replyTo();
+    }
+
+    @Override
+    public String id() {
+      return Long.toString(id);
+    }
+
+    @Override
+    public T body() {
+      return body;
+    }
+
+    @Override
+    public String receiptHandle() {
+      return id + ":" + Long.toHexString(token);
+    }
+
+    @Override
+    public int deliveryCount() {
+      return deliveryCount;
+    }
+
+    @Override
+    public Instant enqueuedAt() {
+      return enqueuedAt;
+    }
+
+    @Override
+    public boolean hasReplyTo() {
+      return replyTo != null;
+    }
+
+    @Override
+    public void acknowledge() {
+      call(() -> store.write("acknowledging message " + id, c -> {
+        repo.complete(c, id, token, null, store.now(c, clock));
+        return null;
+      }), "acknowledge");
+    }
+
+    @Override
+    public void nack(Duration visibilityTimeout) {
+      checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
+      call(() -> store.write("handing back message " + id, c -> {
+        repo.nack(c, id, token, visibilityTimeout, store.now(c, clock));
+        return null;
+      }), "nack");
+      store.signalItems();
+    }
+
+    @Override
+    public void extendVisibility(Duration timeout) {
+      checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
+      call(() -> store.write("extending message " + id, c ->
+          repo.renew(c, id, token, store.now(c, clock), timeout)), "extendVisibility");
+    }
+
+    @Override
+    public void reply(R replyBody) {
+      if (replyTo == null) {
+        throw new ReplyNotAvailableException("message " + id + " of mailbox '" + queue
+            + "' was sent without a reply-to mailbox; nothing was sent");
+      }
+      Objects.requireNonNull(replyBody, "body");
+      byte[] bytes = encode(replyCodec, replyBody, "reply");
+      call(() -> store.write("replying to message " + id, c -> {
+        Instant now = store.now(c, clock);
+        repo.touchHeld(c, id, token, now);
+        insertReply(c, bytes, now);
+        return null;
+      }), "reply");
+      store.signalItems();
+    }
+
+    @Override
+    public void replyAndAcknowledge(R replyBody) {
+      byte[] bytes = replyTo == null ? null : encode(replyCodec, Objects.requireNonNull(replyBody, "body"), "reply");
+      call(() -> store.write("replying to and acknowledging message " + id, c -> {
+        Instant now = store.now(c, clock);
+        repo.complete(c, id, token, null, now);
+        if (bytes != null) {
+          insertReply(c, bytes, now);
+        }
+        return null;
+      }), "replyAndAcknowledge");
+      if (bytes != null) {
+        store.signalItems();
+      }
+    }
+
+    private void insertReply(Connection c, byte[] bytes, Instant now) throws SQLException {
+      int[] settings = store.queueSettings(replyTo).orElse(new int[] {maxDeliveries, 0});
+      if (settings[1] > 0) {
+        checkCapacity(c, replyTo, settings[1], "reply mailbox");
+      }
+      repo.insert(c, NewWorkItem.builder(replyTo).input(bytes).maxAttempts(settings[0]).build(), now);
+    }
+
+    @Override
+    public void deadLetter(String reason) {
+      call(() -> store.write("dead-lettering message " + id, c -> {
+        repo.deadLetter(c, id, token, reason, store.now(c, clock));
+        return null;
+      }), "deadLetter");
+    }
+
+    @Override
+    public String toString() {
+      return "JdbcMessage[id=" + id + ", queue=" + queue + ", delivery=" + deliveryCount
+          + ", handle=" + receiptHandle() + "]";
+    }
+  }
+
+  /** Builds a {@link JdbcMailbox}; every setter validates its value at once. Not thread-safe. */
+  public static final class Builder<T, R> {
+    private final TetherStore store;
+    private final String queue;
+    private final BodyCodec<T> bodyCodec;
+    private final BodyCodec<R> replyCodec;
+    private int maxDeliveries = NewWorkItem.DEFAULT_MAX_ATTEMPTS;
+    private int capacity;
+    private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+    private Clock clock;
+    private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+    private String holder = "mailbox-" + UUID.randomUUID();
+
+    private Builder(TetherStore store, String queue, BodyCodec<T> bodyCodec, BodyCodec<R> replyCodec) {
+      this.store = Objects.requireNonNull(store, "store");
+      this.queue = Objects.requireNonNull(queue, "queue");
+      this.bodyCodec = Objects.requireNonNull(bodyCodec, "bodyCodec");
+      this.replyCodec = Objects.requireNonNull(replyCodec, "replyCodec");
+      if (queue.isBlank()) {
+        throw new IllegalArgumentException("queue must not be blank");
+      }
+    }
+
+    /**
+     * Sets the total deliveries after which a message whose lease expired is dead-lettered.
+     *
+     * @param maxDeliveries at least 1
+     * @return this builder
+     * @throws IllegalArgumentException if less than 1
+     */
+    public Builder<T, R> maxDeliveries(int maxDeliveries) {
+      if (maxDeliveries < 1) {
+        throw new IllegalArgumentException("maxDeliveries must be >= 1, was " + maxDeliveries);
+      }
+      this.maxDeliveries = maxDeliveries;
+      return this;
+    }
+
+    /**
+     * Bounds the number of unfinished messages; sends beyond it throw {@link MailboxFullException}.
+     *
+     * @param capacity 0 for unbounded, else positive
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder<T, R> capacity(int capacity) {
+      if (capacity < 0) {
+        throw new IllegalArgumentException("capacity must be >= 0 (0 = unbounded), was " + capacity);
+      }
+      this.capacity = capacity;
+      return this;
+    }
+
+    /**
+     * Sets the largest encoded body or reply accepted.
+     *
+     * @param bytes 1 to 64 MiB
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder<T, R> maxBodyBytes(int bytes) {
+      if (bytes < 1 || bytes > 64 * 1024 * 1024) {
+        throw new IllegalArgumentException("maxBodyBytes must be in 1..67108864, was " + bytes);
+      }
+      this.maxBodyBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Sets the clock deciding instants and expiry (tests); default: the store's.
+     *
+     * @param clock the clock
+     * @return this builder
+     */
+    public Builder<T, R> clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Sets the pause between database polls of a waiting receive (messages sent by other
+     * processes are seen within it; sends in this process wake receivers at once).
+     *
+     * @param interval 1 ms to 5 s
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder<T, R> pollInterval(Duration interval) {
+      Objects.requireNonNull(interval, "interval");
+      if (interval.toMillis() < 1 || interval.compareTo(Duration.ofSeconds(5)) > 0) {
+        throw new IllegalArgumentException("pollInterval must be in 1ms..5s, was " + interval);
+      }
+      this.pollInterval = interval;
+      return this;
+    }
+
+    /**
+     * Sets the lease holder name recorded for deliveries (for operators).
+     *
+     * @param holder not blank
+     * @return this builder
+     * @throws IllegalArgumentException if blank
+     */
+    public Builder<T, R> holder(String holder) {
+      Objects.requireNonNull(holder, "holder");
+      if (holder.isBlank()) {
+        throw new IllegalArgumentException("holder must not be blank");
+      }
+      this.holder = holder;
+      return this;
+    }
+
+    /**
+     * Builds the mailbox.
+     *
+     * @return the mailbox
+     */
+    public JdbcMailbox<T, R> build() {
+      return new JdbcMailbox<>(this);
+    }
+  }
+}

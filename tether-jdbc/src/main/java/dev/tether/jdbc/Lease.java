@@ -1,0 +1,66 @@
+package dev.tether.jdbc;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+
+/**
+ * One acquisition of a work item: the fencing token every later operation must name, and the
+ * item's data as of the acquisition. Immutable. Two leases are equal when they name the same item
+ * and token.
+ *
+ * @param itemId the work item id
+ * @param token the fencing token, new on every acquisition
+ * @param holder the worker that acquired it
+ * @param queue the queue
+ * @param taskId the task id, or null
+ * @param workType the work type, or null
+ * @param priority the priority
+ * @param deliveryCount deliveries including this one (first = 1)
+ * @param maxAttempts total deliveries allowed
+ * @param acquiredAt when the lease was acquired (store clock)
+ * @param expiresAt when the lease expires unless renewed (store clock)
+ * @param input the input bytes, or null
+ * @param replyTo the reply-to queue, or null
+ * @param createdAt when the item was enqueued
+ */
+public record Lease(
+    long itemId,
+    long token,
+    String holder,
+    String queue,
+    String taskId,
+    String workType,
+    int priority,
+    int deliveryCount,
+    int maxAttempts,
+    Instant acquiredAt,
+    Instant expiresAt,
+    byte[] input,
+    String replyTo,
+    Instant createdAt) {
+
+  /**
+   * Returns the input decoded as UTF-8.
+   *
+   * @return the text, or null
+   */
+  public String inputAsString() {
+    return input == null ? null : new String(input, StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public String toString() {
+    return "Lease[item=" + itemId + ", token=" + token + ", holder=" + holder + ", queue=" + queue
+        + ", delivery=" + deliveryCount + "/" + maxAttempts + ", expiresAt=" + expiresAt + "]";
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Lease && ((Lease) o).itemId == itemId && ((Lease) o).token == token;
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(itemId) * 31 + Long.hashCode(token);
+  }
+}

@@ -1,0 +1,251 @@
+package dev.tether.jdbc;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * An item to enqueue. Immutable; build with {@link #builder(String)}, every setter validates its
+ * value at once.
+ */
+public final class NewWorkItem {
+  /** Default total deliveries (first attempt included): {@value}. */
+  public static final int DEFAULT_MAX_ATTEMPTS = 3;
+
+  private final String queue;
+  private final byte[] input;
+  private final String taskId;
+  private final String workType;
+  private final int priority;
+  private final int maxAttempts;
+  private final Duration delay;
+  private final String idempotencyKey;
+  private final String replyTo;
+
+  private NewWorkItem(Builder b) {
+    this.queue = b.queue;
+    this.input = b.input;
+    this.taskId = b.taskId;
+    this.workType = b.workType;
+    this.priority = b.priority;
+    this.maxAttempts = b.maxAttempts;
+    this.delay = b.delay;
+    this.idempotencyKey = b.idempotencyKey;
+    this.replyTo = b.replyTo;
+  }
+
+  /**
+   * Returns a builder for an item on {@code queue}.
+   *
+   * @param queue the queue name; not blank
+   * @return the builder
+   * @throws IllegalArgumentException if the queue name is blank
+   */
+  public static Builder builder(String queue) {
+    return new Builder(queue);
+  }
+
+  /**
+   * Returns an item on {@code queue} with a UTF-8 text input and defaults otherwise.
+   *
+   * @param queue the queue
+   * @param input the input text, or null
+   * @return the item
+   */
+  public static NewWorkItem of(String queue, String input) {
+    return builder(queue).input(input).build();
+  }
+
+  /** @return the queue */
+  public String queue() {
+    return queue;
+  }
+
+  /** @return a copy of the input bytes, or null */
+  public byte[] input() {
+    return input == null ? null : input.clone();
+  }
+
+  byte[] inputUnsafe() {
+    return input;
+  }
+
+  /** @return the task id, or null */
+  public String taskId() {
+    return taskId;
+  }
+
+  /** @return the work type, or null */
+  public String workType() {
+    return workType;
+  }
+
+  /** @return the priority; higher is acquired first */
+  public int priority() {
+    return priority;
+  }
+
+  /** @return the total deliveries allowed */
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  /** @return how long after enqueueing the item becomes available */
+  public Duration delay() {
+    return delay;
+  }
+
+  /** @return the idempotency key, or null */
+  public String idempotencyKey() {
+    return idempotencyKey;
+  }
+
+  /** @return the reply-to queue, or null */
+  public String replyTo() {
+    return replyTo;
+  }
+
+  /** Builds a {@link NewWorkItem}. Not thread-safe. */
+  public static final class Builder {
+    private final String queue;
+    private byte[] input;
+    private String taskId;
+    private String workType;
+    private int priority;
+    private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+    private Duration delay = Duration.ZERO;
+    private String idempotencyKey;
+    private String replyTo;
+
+    private Builder(String queue) {
+      Objects.requireNonNull(queue, "queue");
+      if (queue.isBlank()) {
+        throw new IllegalArgumentException("queue must not be blank");
+      }
+      this.queue = queue;
+    }
+
+    /**
+     * Sets the input as UTF-8 text.
+     *
+     * @param text the input, or null
+     * @return this builder
+     */
+    public Builder input(String text) {
+      this.input = text == null ? null : text.getBytes(StandardCharsets.UTF_8);
+      return this;
+    }
+
+    /**
+     * Sets the input bytes (copied).
+     *
+     * @param bytes the input, or null
+     * @return this builder
+     */
+    public Builder input(byte[] bytes) {
+      this.input = bytes == null ? null : bytes.clone();
+      return this;
+    }
+
+    /**
+     * Sets the task id (a filter for {@link LeaseManager#acquire(AcquireRequest)}).
+     *
+     * @param taskId the task id, or null
+     * @return this builder
+     */
+    public Builder taskId(String taskId) {
+      this.taskId = taskId;
+      return this;
+    }
+
+    /**
+     * Sets the work type (a filter for {@link LeaseManager#acquire(AcquireRequest)}).
+     *
+     * @param workType the work type, or null
+     * @return this builder
+     */
+    public Builder workType(String workType) {
+      this.workType = workType;
+      return this;
+    }
+
+    /**
+     * Sets the priority; higher priorities are acquired first.
+     *
+     * @param priority any int
+     * @return this builder
+     */
+    public Builder priority(int priority) {
+      this.priority = priority;
+      return this;
+    }
+
+    /**
+     * Sets the total number of deliveries (first attempt included) before the item fails.
+     *
+     * @param maxAttempts at least 1
+     * @return this builder
+     * @throws IllegalArgumentException if less than 1
+     */
+    public Builder maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException(
+            "maxAttempts (total deliveries) must be >= 1, was " + maxAttempts);
+      }
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    /**
+     * Delays the first availability.
+     *
+     * @param delay zero or positive
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder delay(Duration delay) {
+      Objects.requireNonNull(delay, "delay");
+      if (delay.isNegative()) {
+        throw new IllegalArgumentException("delay must be >= 0, was " + delay);
+      }
+      this.delay = delay;
+      return this;
+    }
+
+    /**
+     * Sets an idempotency key: enqueueing another item with the same key on the same queue
+     * returns the existing item's id and writes nothing.
+     *
+     * @param key the key, or null
+     * @return this builder
+     * @throws IllegalArgumentException if blank
+     */
+    public Builder idempotencyKey(String key) {
+      if (key != null && key.isBlank()) {
+        throw new IllegalArgumentException("idempotencyKey must not be blank (use null for none)");
+      }
+      this.idempotencyKey = key;
+      return this;
+    }
+
+    /**
+     * Sets the queue replies to this item go to.
+     *
+     * @param replyTo the reply queue, or null
+     * @return this builder
+     */
+    public Builder replyTo(String replyTo) {
+      this.replyTo = replyTo;
+      return this;
+    }
+
+    /**
+     * Builds the item.
+     *
+     * @return the item
+     */
+    public NewWorkItem build() {
+      return new NewWorkItem(this);
+    }
+  }
+}

@@ -1,0 +1,468 @@
+package dev.tether.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.tether.jdbc.internal.Dialect;
+import dev.tether.jdbc.internal.Migrations;
+import dev.tether.jdbc.internal.SqlWork;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientConnectionException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
+
+/**
+ * The entry point of the JDBC store: a connection source for one database (SQLite or PostgreSQL)
+ * whose schema is migrated when the store is opened. {@link LeaseManager}, {@link RecoverySweep},
+ * {@link QueueMonitor} and {@link JdbcMailbox} work on a store.
+ *
+ * <p>{@link #open(String)} creates a HikariCP pool for a {@code jdbc:sqlite:} or {@code
+ * jdbc:postgresql:} URL, or a bare file path meaning SQLite (WAL mode, busy timeout, synchronous
+ * NORMAL unless configured FULL); {@link #open(DataSource)} uses the caller's pool. {@link
+ * #close()} closes only a pool the store created.
+ *
+ * <p>On SQLite, writes inside one store are serialized by a lock held around each short write
+ * transaction (which begins with {@code BEGIN IMMEDIATE}), and writers of other processes wait up
+ * to the busy timeout, so "database is locked" does not surface under normal load on one machine.
+ *
+ * <p>Thread-safe. Opening blocks for the connection and the migration.
+ */
+public final class TetherStore implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TetherStore.class);
+  private static final AtomicInteger POOL_SEQUENCE = new AtomicInteger();
+
+  /** The database engine behind a store. */
+  public enum Engine {
+    /** SQLite, the embedded single-machine engine. */
+    SQLITE,
+    /** PostgreSQL, the engine many worker machines share. */
+    POSTGRESQL
+  }
+
+  private final DataSource dataSource;
+  private final HikariDataSource ownedPool;
+  private final Dialect dialect;
+  private final TetherStoreConfig config;
+  private final String description;
+  private final ReentrantLock writerLock = new ReentrantLock();
+  private final Object itemsSignal = new Object();
+  private final Map<String, int[]> queueSettings = new ConcurrentHashMap<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private TetherStore(
+      DataSource dataSource,
+      HikariDataSource ownedPool,
+      Dialect dialect,
+      TetherStoreConfig config,
+      String description) {
+    this.dataSource = dataSource;
+    this.ownedPool = ownedPool;
+    this.dialect = dialect;
+    this.config = config;
+    this.description = description;
+  }
+
+  /**
+   * Opens a store on a URL or SQLite file path with the default configuration.
+   *
+   * @param urlOrPath {@code jdbc:sqlite:...}, {@code jdbc:postgresql://...} or a file path
+   * @return the open, migrated store
+   * @throws IllegalArgumentException if the URL names an unsupported engine
+   * @throws StoreUnavailableException if the database cannot be reached
+   * @throws SchemaVersionException if the database schema is newer than this code
+   */
+  public static TetherStore open(String urlOrPath) {
+    return open(urlOrPath, TetherStoreConfig.defaults());
+  }
+
+  /**
+   * Opens a store on a URL or SQLite file path, creating a HikariCP pool the store owns.
+   *
+   * @param urlOrPath {@code jdbc:sqlite:...}, {@code jdbc:postgresql://...} or a file path
+   * @param config the options
+   * @return the open, migrated store
+   * @throws IllegalArgumentException if the URL names an unsupported engine
+   * @throws StoreUnavailableException if the database cannot be reached
+   * @throws SchemaVersionException if the database schema is newer than this code
+   */
+  public static TetherStore open(String urlOrPath, TetherStoreConfig config) {
+    Objects.requireNonNull(urlOrPath, "urlOrPath");
+    Objects.requireNonNull(config, "config");
+    if (urlOrPath.isBlank()) {
+      throw new IllegalArgumentException("urlOrPath must not be blank");
+    }
+    String url = urlOrPath.regionMatches(true, 0, "jdbc:", 0, 5) ? urlOrPath : "jdbc:sqlite:" + urlOrPath;
+    Dialect dialect = Dialect.fromUrl(url);
+    HikariConfig hc = new HikariConfig();
+    hc.setPoolName("tether-pool-" + POOL_SEQUENCE.incrementAndGet());
+    hc.setConnectionTimeout(config.connectionTimeout().toMillis());
+    if (dialect == Dialect.SQLITE) {
+      SQLiteConfig sc = new SQLiteConfig();
+      sc.setJournalMode(SQLiteConfig.JournalMode.WAL);
+      sc.setSynchronous(
+          config.sqliteSynchronous() == TetherStoreConfig.SqliteSynchronous.FULL
+              ? SQLiteConfig.SynchronousMode.FULL
+              : SQLiteConfig.SynchronousMode.NORMAL);
+      sc.setBusyTimeout((int) Math.min(Integer.MAX_VALUE, config.busyTimeout().toMillis()));
+      sc.enforceForeignKeys(true);
+      SQLiteDataSource sds = new SQLiteDataSource(sc);
+      sds.setUrl(url);
+      hc.setDataSource(sds);
+      hc.setMaximumPoolSize(
+          config.maximumPoolSize() > 0 ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_SQLITE_POOL_SIZE);
+    } else {
+      hc.setJdbcUrl(url);
+      hc.setMaximumPoolSize(
+          config.maximumPoolSize() > 0 ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE);
+    }
+    HikariDataSource pool;
+    try {
+      pool = new HikariDataSource(hc);
+    } catch (RuntimeException e) {
+      throw new StoreUnavailableException(
+          "cannot open a connection pool on " + redact(url) + ": " + e.getMessage()
+              + "; check that the database is running and the URL is right", e);
+    }
+    try {
+      return init(pool, pool, dialect, config, redact(url));
+    } catch (RuntimeException e) {
+      pool.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Opens a store on the caller's data source with the default configuration. The engine is
+   * detected from the connection metadata.
+   *
+   * @param dataSource the caller's data source; not closed by {@link #close()}
+   * @return the open, migrated store
+   * @throws StoreUnavailableException if the database cannot be reached
+   * @throws SchemaVersionException if the database schema is newer than this code
+   */
+  public static TetherStore open(DataSource dataSource) {
+    return open(dataSource, TetherStoreConfig.defaults());
+  }
+
+  /**
+   * Opens a store on the caller's data source.
+   *
+   * @param dataSource the caller's data source; not closed by {@link #close()}
+   * @param config the options (pool settings are ignored)
+   * @return the open, migrated store
+   * @throws StoreUnavailableException if the database cannot be reached
+   * @throws SchemaVersionException if the database schema is newer than this code
+   */
+  public static TetherStore open(DataSource dataSource, TetherStoreConfig config) {
+    Objects.requireNonNull(dataSource, "dataSource");
+    Objects.requireNonNull(config, "config");
+    Dialect dialect;
+    try (Connection c = dataSource.getConnection()) {
+      dialect = Dialect.fromConnection(c);
+    } catch (SQLException e) {
+      throw translate("opening the caller's data source", e);
+    }
+    return init(dataSource, null, dialect, config, "caller DataSource " + dataSource.getClass().getName());
+  }
+
+  private static TetherStore init(
+      DataSource ds, HikariDataSource owned, Dialect dialect, TetherStoreConfig config, String description) {
+    TetherStore store = new TetherStore(ds, owned, dialect, config, description);
+    try (Connection c = store.borrow()) {
+      if (dialect == Dialect.SQLITE && owned == null) {
+        try (Statement st = c.createStatement()) {
+          st.execute("PRAGMA journal_mode=WAL");
+        }
+      }
+      int before = Migrations.migrate(c, dialect);
+      LOG.info(
+          "Opened Tether store on {} ({}; schema version {} -> {}; {})",
+          description, dialect, before, Migrations.LATEST_VERSION, config);
+    } catch (SQLException e) {
+      throw translate("migrating the schema of " + description, e);
+    }
+    return store;
+  }
+
+  /**
+   * Returns the engine.
+   *
+   * @return SQLite or PostgreSQL
+   */
+  public Engine engine() {
+    return dialect == Dialect.SQLITE ? Engine.SQLITE : Engine.POSTGRESQL;
+  }
+
+  /**
+   * Returns the data source (the store's own pool or the caller's).
+   *
+   * @return the data source
+   */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  /**
+   * Returns the configuration.
+   *
+   * @return the configuration
+   */
+  public TetherStoreConfig config() {
+    return config;
+  }
+
+  /**
+   * Returns whether {@link #close()} was called.
+   *
+   * @return true once closed
+   */
+  public boolean isClosed() {
+    return closed.get();
+  }
+
+  /** Closes the pool the store created, if any; idempotent. A caller's data source stays open. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      signalItems();
+      if (ownedPool != null) {
+        ownedPool.close();
+      }
+      LOG.info("Closed Tether store on {}", description);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "TetherStore[" + description + ", " + dialect + "]";
+  }
+
+  // ---- package-private plumbing for the store's components ----
+
+  Dialect dialect() {
+    return dialect;
+  }
+
+  Clock effectiveClock(Clock componentClock) {
+    return componentClock != null ? componentClock : config.clock().orElse(null);
+  }
+
+  /** Returns "now" by the component's clock, else the database clock (PG) or system clock. */
+  Instant now(Connection c, Clock clock) throws SQLException {
+    if (clock != null) {
+      return Dialect.truncate(clock.instant());
+    }
+    if (dialect == Dialect.POSTGRES) {
+      return dialect.databaseNow(c);
+    }
+    return Dialect.truncate(Instant.now());
+  }
+
+  /** Records the delivery budget and capacity of a mailbox's queue, for replies sent to it. */
+  void registerQueue(String queue, int maxAttempts, int capacity) {
+    queueSettings.put(queue, new int[] {maxAttempts, capacity});
+  }
+
+  /** Returns {maxAttempts, capacity} registered for {@code queue}. */
+  Optional<int[]> queueSettings(String queue) {
+    return Optional.ofNullable(queueSettings.get(queue));
+  }
+
+  void signalItems() {
+    synchronized (itemsSignal) {
+      itemsSignal.notifyAll();
+    }
+  }
+
+  /** Waits up to {@code millis} for {@link #signalItems()}; returns false if interrupted. */
+  boolean awaitItems(long millis) {
+    if (millis <= 0) {
+      return true;
+    }
+    synchronized (itemsSignal) {
+      try {
+        itemsSignal.wait(millis);
+        return true;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+  }
+
+  Connection borrow() throws SQLException {
+    if (closed.get()) {
+      throw new IllegalStateException("the Tether store on " + description + " is closed");
+    }
+    Connection c = dataSource.getConnection();
+    if (dialect == Dialect.SQLITE && ownedPool == null) {
+      // A caller's SQLite connections get the busy timeout, and auto-commit so that the store's
+      // explicit BEGIN IMMEDIATE starts the transaction.
+      try (Statement st = c.createStatement()) {
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true);
+        }
+        st.execute("PRAGMA busy_timeout=" + config.busyTimeout().toMillis());
+      } catch (SQLException e) {
+        c.close();
+        throw e;
+      }
+    }
+    return c;
+  }
+
+  /**
+   * Runs {@code work} in a write transaction: committed if it returns, rolled back if it throws.
+   * A transaction the database aborted as a deadlock victim or serialization failure (SQLState
+   * 40P01 / 40001) is rolled back and run again, up to {@value #WRITE_ATTEMPTS} times in all.
+   */
+  <T> T write(String what, SqlWork<T> work) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return writeOnce(what, work);
+      } catch (TetherStoreException e) {
+        if (attempt >= WRITE_ATTEMPTS || !isRetryableAbort(e.getCause())) {
+          throw e;
+        }
+        LOG.debug("Retrying a write aborted by the database ({}), attempt {}", what, attempt + 1, e);
+      }
+    }
+  }
+
+  private static final int WRITE_ATTEMPTS = 3;
+
+  private static boolean isRetryableAbort(Throwable t) {
+    if (t instanceof SQLException) {
+      String state = ((SQLException) t).getSQLState();
+      return "40P01".equals(state) || "40001".equals(state);
+    }
+    return false;
+  }
+
+  private <T> T writeOnce(String what, SqlWork<T> work) {
+    boolean sqlite = dialect == Dialect.SQLITE;
+    if (sqlite) {
+      writerLock.lock();
+    }
+    try (Connection c = borrow()) {
+      if (sqlite) {
+        try (Statement st = c.createStatement()) {
+          st.execute("BEGIN IMMEDIATE");
+        }
+      } else {
+        c.setAutoCommit(false);
+      }
+      boolean committed = false;
+      try {
+        T result = work.run(c);
+        if (sqlite) {
+          try (Statement st = c.createStatement()) {
+            st.execute("COMMIT");
+          }
+        } else {
+          c.commit();
+        }
+        committed = true;
+        return result;
+      } finally {
+        if (!committed) {
+          rollbackQuietly(c, sqlite);
+        }
+        if (!sqlite) {
+          try {
+            c.setAutoCommit(true);
+          } catch (SQLException e) {
+            LOG.debug("Could not reset auto-commit on a pooled connection", e);
+          }
+        }
+      }
+    } catch (SQLException e) {
+      throw translate(what, e);
+    } finally {
+      if (sqlite) {
+        writerLock.unlock();
+      }
+    }
+  }
+
+  /** Runs {@code work} on a connection in auto-commit mode (reads). */
+  <T> T read(String what, SqlWork<T> work) {
+    try (Connection c = borrow()) {
+      return work.run(c);
+    } catch (SQLException e) {
+      throw translate(what, e);
+    }
+  }
+
+  private static void rollbackQuietly(Connection c, boolean sqlite) {
+    try {
+      if (sqlite) {
+        try (Statement st = c.createStatement()) {
+          st.execute("ROLLBACK");
+        }
+      } else {
+        c.rollback();
+      }
+    } catch (SQLException e) {
+      LOG.debug("Rollback failed (the transaction may already be gone)", e);
+    }
+  }
+
+  static TetherStoreException translate(String what, SQLException e) {
+    if (isConnectivity(e)) {
+      return new StoreUnavailableException(
+          "cannot reach the database while "
+              + what
+              + ": "
+              + e.getMessage()
+              + " (SQLState "
+              + e.getSQLState()
+              + "); the transaction was rolled back, retry with backoff",
+          e);
+    }
+    return new TetherStoreException(
+        "database error while " + what + ": " + e.getMessage() + " (SQLState " + e.getSQLState() + ")",
+        e);
+  }
+
+  static boolean isConnectivity(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLTransientConnectionException
+          || t instanceof SQLNonTransientConnectionException
+          || t instanceof SQLRecoverableException) {
+        return true;
+      }
+      if (t instanceof SQLException) {
+        String state = ((SQLException) t).getSQLState();
+        if (state != null && state.startsWith("08")) {
+          return true;
+        }
+        String msg = t.getMessage();
+        if (msg != null && msg.toLowerCase(Locale.ROOT).contains("sqlite_busy")) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static String redact(String url) {
+    return url.replaceAll("(?i)(password=)[^&;]*", "$1***");
+  }
+}

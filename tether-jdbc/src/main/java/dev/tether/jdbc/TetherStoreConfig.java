@@ -1,0 +1,215 @@
+package dev.tether.jdbc;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Immutable options of a {@link TetherStore}. Build with {@link #builder()}; every setter
+ * validates its value at once.
+ */
+public final class TetherStoreConfig {
+  /** Default SQLite busy timeout: how long a writer waits for another process's write lock. */
+  public static final Duration DEFAULT_BUSY_TIMEOUT = Duration.ofSeconds(30);
+
+  /** Default size of a pool the store creates for SQLite. */
+  public static final int DEFAULT_SQLITE_POOL_SIZE = 4;
+
+  /** Default size of a pool the store creates for PostgreSQL. */
+  public static final int DEFAULT_POSTGRES_POOL_SIZE = 10;
+
+  /** Default wait for a pooled connection. */
+  public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(10);
+
+  /** SQLite durability levels ({@code PRAGMA synchronous}). */
+  public enum SqliteSynchronous {
+    /** WAL + NORMAL: durable against process crashes; a power loss may lose the last commits. */
+    NORMAL,
+    /** WAL + FULL: every commit survives a power loss; slower. */
+    FULL
+  }
+
+  private final Clock clock;
+  private final Duration busyTimeout;
+  private final SqliteSynchronous sqliteSynchronous;
+  private final int maximumPoolSize;
+  private final Duration connectionTimeout;
+
+  private TetherStoreConfig(Builder b) {
+    this.clock = b.clock;
+    this.busyTimeout = b.busyTimeout;
+    this.sqliteSynchronous = b.sqliteSynchronous;
+    this.maximumPoolSize = b.maximumPoolSize;
+    this.connectionTimeout = b.connectionTimeout;
+  }
+
+  /**
+   * Returns the defaults: database clock (PostgreSQL) or system clock (SQLite), 30 s busy
+   * timeout, synchronous NORMAL, pool of 4 (SQLite) or 10 (PostgreSQL).
+   *
+   * @return the default configuration
+   */
+  public static TetherStoreConfig defaults() {
+    return builder().build();
+  }
+
+  /**
+   * Returns a new builder holding the defaults.
+   *
+   * @return a builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Returns the clock that decides every instant and expiry, if one was set (test mode).
+   *
+   * @return the clock, or empty to use the database clock (PostgreSQL) / system clock (SQLite)
+   */
+  public Optional<Clock> clock() {
+    return Optional.ofNullable(clock);
+  }
+
+  /**
+   * Returns the SQLite busy timeout.
+   *
+   * @return the timeout
+   */
+  public Duration busyTimeout() {
+    return busyTimeout;
+  }
+
+  /**
+   * Returns the SQLite synchronous level.
+   *
+   * @return the level
+   */
+  public SqliteSynchronous sqliteSynchronous() {
+    return sqliteSynchronous;
+  }
+
+  /**
+   * Returns the size of a pool the store creates; 0 means the engine's default.
+   *
+   * @return the pool size, or 0
+   */
+  public int maximumPoolSize() {
+    return maximumPoolSize;
+  }
+
+  /**
+   * Returns how long to wait for a pooled connection.
+   *
+   * @return the timeout
+   */
+  public Duration connectionTimeout() {
+    return connectionTimeout;
+  }
+
+  @Override
+  public String toString() {
+    return "TetherStoreConfig[clock="
+        + (clock == null ? "database/system" : clock)
+        + ", busyTimeout="
+        + busyTimeout
+        + ", sqliteSynchronous="
+        + sqliteSynchronous
+        + ", maximumPoolSize="
+        + (maximumPoolSize == 0 ? "engine default" : maximumPoolSize)
+        + ", connectionTimeout="
+        + connectionTimeout
+        + "]";
+  }
+
+  /** Builds a {@link TetherStoreConfig}. Not thread-safe. */
+  public static final class Builder {
+    private Clock clock;
+    private Duration busyTimeout = DEFAULT_BUSY_TIMEOUT;
+    private SqliteSynchronous sqliteSynchronous = SqliteSynchronous.NORMAL;
+    private int maximumPoolSize;
+    private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
+
+    private Builder() {}
+
+    /**
+     * Sets a clock that decides every instant and lease expiry in place of the database clock
+     * (tests). Components may override it with their own.
+     *
+     * @param clock the clock
+     * @return this builder
+     */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Sets the SQLite busy timeout.
+     *
+     * @param timeout positive
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder busyTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("busyTimeout must be positive, was " + timeout);
+      }
+      this.busyTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets the SQLite durability level.
+     *
+     * @param level NORMAL (default) or FULL
+     * @return this builder
+     */
+    public Builder sqliteSynchronous(SqliteSynchronous level) {
+      this.sqliteSynchronous = Objects.requireNonNull(level, "level");
+      return this;
+    }
+
+    /**
+     * Sets the size of a pool the store creates (ignored for a caller's {@code DataSource}).
+     *
+     * @param size 1 to 1000
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder maximumPoolSize(int size) {
+      if (size < 1 || size > 1000) {
+        throw new IllegalArgumentException("maximumPoolSize must be in 1..1000, was " + size);
+      }
+      this.maximumPoolSize = size;
+      return this;
+    }
+
+    /**
+     * Sets how long to wait for a pooled connection.
+     *
+     * @param timeout at least 250 ms
+     * @return this builder
+     * @throws IllegalArgumentException if shorter than 250 ms
+     */
+    public Builder connectionTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.toMillis() < 250) {
+        throw new IllegalArgumentException("connectionTimeout must be >= 250ms, was " + timeout);
+      }
+      this.connectionTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Builds the configuration.
+     *
+     * @return the configuration
+     */
+    public TetherStoreConfig build() {
+      return new TetherStoreConfig(this);
+    }
+  }
+}

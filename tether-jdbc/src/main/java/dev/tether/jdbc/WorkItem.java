@@ -1,0 +1,96 @@
+package dev.tether.jdbc;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * A snapshot of one work item row with its audit trail. Immutable. Two snapshots are equal when
+ * they show the same item at the same {@code updatedAt}.
+ *
+ * @param id the id
+ * @param queue the queue
+ * @param taskId the task id, or null
+ * @param workType the work type, or null
+ * @param status the status
+ * @param priority the priority
+ * @param leaseHolder the current (or, once finished, last) holder, or null
+ * @param leaseToken the current lease token, or null
+ * @param leaseAcquiredAt when the current lease was acquired, or null
+ * @param leaseExpiresAt when the current lease expires, or null
+ * @param heartbeatAt the last renewal, or null
+ * @param deliveryCount deliveries so far
+ * @param maxAttempts total deliveries allowed
+ * @param availableAt when a pending item becomes available
+ * @param idempotencyKey the idempotency key, or null
+ * @param replyTo the reply-to queue, or null
+ * @param input the input bytes, or null
+ * @param output the output bytes, or null
+ * @param errorMessage the last error, or null
+ * @param createdAt when enqueued
+ * @param startedAt first acquisition, or null
+ * @param completedAt when finished, or null
+ * @param updatedAt last change
+ * @param checkpoints the audit trail, oldest first (empty when not loaded)
+ */
+public record WorkItem(
+    long id,
+    String queue,
+    String taskId,
+    String workType,
+    WorkStatus status,
+    int priority,
+    String leaseHolder,
+    Long leaseToken,
+    Instant leaseAcquiredAt,
+    Instant leaseExpiresAt,
+    Instant heartbeatAt,
+    int deliveryCount,
+    int maxAttempts,
+    Instant availableAt,
+    String idempotencyKey,
+    String replyTo,
+    byte[] input,
+    byte[] output,
+    String errorMessage,
+    Instant createdAt,
+    Instant startedAt,
+    Instant completedAt,
+    Instant updatedAt,
+    List<Checkpoint> checkpoints) {
+
+  /**
+   * Returns the input decoded as UTF-8.
+   *
+   * @return the text, or null
+   */
+  public String inputAsString() {
+    return input == null ? null : new String(input, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Returns the output decoded as UTF-8.
+   *
+   * @return the text, or null
+   */
+  public String outputAsString() {
+    return output == null ? null : new String(output, StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public String toString() {
+    return "WorkItem[id=" + id + ", queue=" + queue + ", status=" + status + ", delivery="
+        + deliveryCount + "/" + maxAttempts + ", holder=" + leaseHolder + ", error=" + errorMessage
+        + "]";
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof WorkItem && ((WorkItem) o).id == id && ((WorkItem) o).updatedAt.equals(updatedAt);
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(id);
+  }
+}

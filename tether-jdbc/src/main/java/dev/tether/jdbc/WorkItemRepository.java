@@ -1,0 +1,820 @@
+package dev.tether.jdbc;
+
+import dev.tether.jdbc.internal.Dialect;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The SQL of the work-item state machine, shared by {@link LeaseManager}, {@link RecoverySweep}
+ * and {@link JdbcMailbox}. Every state change is a conditional UPDATE on (id, lease_token,
+ * status); when it matches no row, {@link #diagnose} finds out why and throws the matching
+ * exception. Methods run on the caller's connection inside the caller's transaction.
+ */
+final class WorkItemRepository {
+  private static final Logger LOG = LoggerFactory.getLogger(WorkItemRepository.class);
+
+  static final String PENDING = "pending";
+  static final String IN_PROGRESS = "in_progress";
+  static final String COMPLETED = "completed";
+  static final String FAILED = "failed";
+
+  private static final String INSERT =
+      "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+          + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
+          + " updated_at) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?)"
+          + " ON CONFLICT (queue, idempotency_key) DO NOTHING RETURNING id";
+
+  private static final String TAKE =
+      "UPDATE work_items SET status = 'in_progress', lease_holder = ?, lease_token = ?,"
+          + " lease_acquired_at = ?, lease_expires_at = ?, heartbeat_at = ?,"
+          + " delivery_count = delivery_count + 1, started_at = COALESCE(started_at, ?),"
+          + " updated_at = ? WHERE id = ? AND status = 'pending'";
+
+  private static final String RECLAIM =
+      "UPDATE work_items SET status = ?, lease_holder = NULL, lease_token = NULL,"
+          + " lease_expires_at = NULL, available_at = ?, error_message = ?, completed_at = ?,"
+          + " updated_at = ? WHERE id = ? AND status = 'in_progress' AND lease_token = ?"
+          + " AND lease_expires_at <= ?";
+
+  private static final String CHECKPOINT =
+      "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
+          + " delivery_count, heartbeat_at, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+  /** Expired leases of the queue an acquire reclaims before picking (so they keep their place). */
+  static final int RECLAIM_ON_ACQUIRE = 500;
+
+  private static final SecureRandom TOKENS = new SecureRandom();
+
+  private final Dialect d;
+
+  WorkItemRepository(Dialect dialect) {
+    this.d = dialect;
+  }
+
+  static long newToken() {
+    long t;
+    do {
+      t = TOKENS.nextLong();
+    } while (t == 0);
+    return t;
+  }
+
+  // ---------------------------------------------------------------- enqueue
+
+  long insert(Connection c, NewWorkItem item, Instant now) throws SQLException {
+    if (item.idempotencyKey() != null) {
+      Optional<Long> existing = findByKey(c, item.queue(), item.idempotencyKey());
+      if (existing.isPresent()) {
+        return existing.get();
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(INSERT)) {
+      ps.setString(1, item.queue());
+      ps.setString(2, item.taskId());
+      ps.setString(3, item.workType());
+      ps.setInt(4, item.priority());
+      ps.setInt(5, item.maxAttempts());
+      d.setInstant(ps, 6, now.plus(item.delay()));
+      ps.setString(7, item.idempotencyKey());
+      ps.setString(8, item.replyTo());
+      d.setBytes(ps, 9, item.inputUnsafe());
+      d.setInstant(ps, 10, now);
+      d.setInstant(ps, 11, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return rs.getLong(1);
+        }
+      }
+    }
+    // Lost an idempotency race to a concurrent enqueue with the same key: return its item.
+    return findByKey(c, item.queue(), item.idempotencyKey())
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "insert of an item on queue '"
+                        + item.queue()
+                        + "' returned no id and no item has its key; indicates a bug"));
+  }
+
+  private Optional<Long> findByKey(Connection c, String queue, String key) throws SQLException {
+    if (key == null) {
+      return Optional.empty();
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT id FROM work_items WHERE queue = ? AND idempotency_key = ?")) {
+      ps.setString(1, queue);
+      ps.setString(2, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
+      }
+    }
+  }
+
+  long countUnfinished(Connection c, String queue) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT COUNT(*) FROM work_items WHERE queue = ? AND status IN ('pending', 'in_progress')")) {
+      ps.setString(1, queue);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  void lockQueue(Connection c, String queue) throws SQLException {
+    if (d == Dialect.POSTGRES) {
+      try (PreparedStatement ps =
+          c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext('tether-queue:' || ?))")) {
+        ps.setString(1, queue);
+        ps.execute();
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- acquire
+
+  private static final String TAKE_OVER =
+      "UPDATE work_items SET lease_holder = ?, lease_token = ?, lease_acquired_at = ?,"
+          + " lease_expires_at = ?, heartbeat_at = ?, delivery_count = delivery_count + 1,"
+          + " updated_at = ? WHERE id = ? AND status = 'in_progress' AND lease_token = ?"
+          + " AND lease_expires_at <= ?";
+
+  private static final String CANDIDATE_COLUMNS =
+      "SELECT id, queue, task_id, work_type, priority, delivery_count, max_attempts, input_data,"
+          + " reply_to, created_at, lease_holder, lease_token, heartbeat_at, lease_expires_at"
+          + " FROM work_items WHERE queue = ?";
+
+  /** A row an acquire may deliver: pending and due, or in progress with an expired lease. */
+  private record Candidate(Lease lease, Expired expired) {}
+
+  List<Lease> acquire(
+      Connection c, AcquireRequest r, String holder, Instant now, ReclaimResult.Counter counter)
+      throws SQLException {
+    // Expiry is redelivery. Items whose expired delivery was their last are failed first (one
+    // checkpoint each), then expired items compete with pending ones by priority and age; an
+    // expired lease is only taken over if this acquire delivers the item, so the old token stays
+    // valid until the takeover.
+    List<Expired> doomed = findExpired(c, r.queue(), now, RECLAIM_ON_ACQUIRE, false, true);
+    if (!doomed.isEmpty()) {
+      ReclaimResult rr = reclaim(c, doomed, now);
+      if (counter != null) {
+        counter.add(rr);
+      }
+    }
+    Instant expires = now.plus(r.leaseDuration());
+    List<Candidate> candidates = new ArrayList<>();
+    candidates.addAll(candidates(c, r, holder, now, expires, true));
+    candidates.addAll(candidates(c, r, holder, now, expires, false));
+    candidates.sort(Comparator.comparingInt((Candidate x) -> -x.lease().priority())
+        .thenComparingLong(x -> x.lease().itemId()));
+    List<Lease> taken = new ArrayList<>(r.maxItems());
+    try (PreparedStatement take = c.prepareStatement(TAKE);
+        PreparedStatement takeOver = c.prepareStatement(TAKE_OVER)) {
+      for (Candidate cand : candidates) {
+        if (taken.size() == r.maxItems()) {
+          break;
+        }
+        Lease l = cand.lease();
+        int n;
+        if (cand.expired() == null) {
+          take.setString(1, holder);
+          take.setLong(2, l.token());
+          d.setInstant(take, 3, now);
+          d.setInstant(take, 4, expires);
+          d.setInstant(take, 5, now);
+          d.setInstant(take, 6, now);
+          d.setInstant(take, 7, now);
+          take.setLong(8, l.itemId());
+          n = take.executeUpdate();
+        } else {
+          Expired e = cand.expired();
+          takeOver.setString(1, holder);
+          takeOver.setLong(2, l.token());
+          d.setInstant(takeOver, 3, now);
+          d.setInstant(takeOver, 4, expires);
+          d.setInstant(takeOver, 5, now);
+          d.setInstant(takeOver, 6, now);
+          takeOver.setLong(7, l.itemId());
+          takeOver.setLong(8, e.token());
+          d.setInstant(takeOver, 9, now);
+          n = takeOver.executeUpdate();
+          if (n == 1) {
+            insertCheckpoint(c, e.id(), Checkpoint.LEASE_EXPIRED, e.holder(), e.token(),
+                e.deliveryCount(), e.heartbeatAt(), "lease expired at " + e.expiresAt()
+                    + " on delivery " + e.deliveryCount() + " of " + e.maxAttempts()
+                    + "; redelivered to " + holder, now);
+            if (counter != null) {
+              counter.add(new ReclaimResult(1, 1, 0, 1));
+            }
+          }
+        }
+        if (n == 1) {
+          taken.add(l);
+        } else {
+          LOG.debug("Item {} was taken by another transaction between pick and update", l.itemId());
+        }
+      }
+    }
+    return taken;
+  }
+
+  private List<Candidate> candidates(
+      Connection c, AcquireRequest r, String holder, Instant now, Instant expires, boolean pending)
+      throws SQLException {
+    StringBuilder sql = new StringBuilder(CANDIDATE_COLUMNS);
+    if (pending) {
+      sql.append(" AND status = 'pending' AND available_at <= ?");
+    } else {
+      sql.append(" AND status = 'in_progress' AND lease_expires_at <= ?"
+          + " AND delivery_count < max_attempts");
+    }
+    if (r.workType() != null) {
+      sql.append(" AND work_type = ?");
+    }
+    if (r.taskId() != null) {
+      sql.append(" AND task_id = ?");
+    }
+    sql.append(" ORDER BY priority DESC, id LIMIT ?");
+    if (pending) {
+      sql.append(d.skipLocked());
+    }
+    List<Candidate> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+      int i = 1;
+      ps.setString(i++, r.queue());
+      d.setInstant(ps, i++, now);
+      if (r.workType() != null) {
+        ps.setString(i++, r.workType());
+      }
+      if (r.taskId() != null) {
+        ps.setString(i++, r.taskId());
+      }
+      ps.setInt(i, r.maxItems());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Lease lease = new Lease(
+              rs.getLong("id"),
+              newToken(),
+              holder,
+              rs.getString("queue"),
+              rs.getString("task_id"),
+              rs.getString("work_type"),
+              rs.getInt("priority"),
+              rs.getInt("delivery_count") + 1,
+              rs.getInt("max_attempts"),
+              now,
+              expires,
+              rs.getBytes("input_data"),
+              rs.getString("reply_to"),
+              d.getInstant(rs, "created_at"));
+          Expired expired = pending ? null : new Expired(
+              lease.itemId(),
+              rs.getString("lease_holder"),
+              rs.getLong("lease_token"),
+              rs.getInt("delivery_count"),
+              rs.getInt("max_attempts"),
+              d.getInstant(rs, "heartbeat_at"),
+              d.getInstant(rs, "lease_expires_at"));
+          out.add(new Candidate(lease, expired));
+        }
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- expiry
+
+  /** An expired lease as read by a pick query. */
+  record Expired(
+      long id,
+      String holder,
+      long token,
+      int deliveryCount,
+      int maxAttempts,
+      Instant heartbeatAt,
+      Instant expiresAt) {}
+
+  List<Expired> findExpired(
+      Connection c, String queue, Instant now, int limit, boolean lock, boolean doomedOnly)
+      throws SQLException {
+    String sql =
+        "SELECT id, lease_holder, lease_token, delivery_count, max_attempts, heartbeat_at,"
+            + " lease_expires_at FROM work_items WHERE status = 'in_progress'"
+            + (queue != null ? " AND queue = ?" : "")
+            + (doomedOnly ? " AND delivery_count >= max_attempts" : "")
+            + " AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"
+            + (lock ? d.skipLocked() : "");
+    List<Expired> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      int i = 1;
+      if (queue != null) {
+        ps.setString(i++, queue);
+      }
+      d.setInstant(ps, i++, now);
+      ps.setInt(i, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new Expired(
+                  rs.getLong("id"),
+                  rs.getString("lease_holder"),
+                  rs.getLong("lease_token"),
+                  rs.getInt("delivery_count"),
+                  rs.getInt("max_attempts"),
+                  d.getInstant(rs, "heartbeat_at"),
+                  d.getInstant(rs, "lease_expires_at")));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Turns expired leases into retries (or failures past the budget), each by a conditional
+   * update that only matches if the lease is still the one that was read and still expired at
+   * {@code now}; a renewal or takeover that landed in between makes it match nothing.
+   */
+  ReclaimResult reclaim(Connection c, List<Expired> expired, Instant now) throws SQLException {
+    int recovered = 0;
+    int failed = 0;
+    List<Expired> applied = new ArrayList<>();
+    List<Boolean> appliedFailed = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(RECLAIM)) {
+      for (Expired e : expired) {
+        boolean fail = e.deliveryCount() >= e.maxAttempts();
+        String reason =
+            "lease of "
+                + e.holder()
+                + " (token "
+                + e.token()
+                + ") expired at "
+                + e.expiresAt()
+                + " on delivery "
+                + e.deliveryCount()
+                + " of "
+                + e.maxAttempts()
+                + ", last heartbeat "
+                + e.heartbeatAt()
+                + (fail ? "; no attempts left, failed" : "; requeued");
+        ps.setString(1, fail ? FAILED : PENDING);
+        d.setInstant(ps, 2, now);
+        ps.setString(3, reason);
+        d.setInstant(ps, 4, fail ? now : null);
+        d.setInstant(ps, 5, now);
+        ps.setLong(6, e.id());
+        ps.setLong(7, e.token());
+        d.setInstant(ps, 8, now);
+        ps.addBatch();
+        applied.add(e);
+        appliedFailed.add(fail);
+      }
+      int[] counts = ps.executeBatch();
+      try (PreparedStatement cp = c.prepareStatement(CHECKPOINT)) {
+        int checkpoints = 0;
+        for (int i = 0; i < counts.length; i++) {
+          if (counts[i] == Statement.SUCCESS_NO_INFO || counts[i] < 0) {
+            throw new IllegalStateException(
+                "the JDBC driver did not report the update count of a conditional update;"
+                    + " Tether needs exact counts for fencing");
+          }
+          if (counts[i] != 1) {
+            continue;
+          }
+          Expired e = applied.get(i);
+          boolean fail = appliedFailed.get(i);
+          if (fail) {
+            failed++;
+          } else {
+            recovered++;
+          }
+          addCheckpoint(
+              cp,
+              e.id(),
+              Checkpoint.LEASE_EXPIRED,
+              e.holder(),
+              e.token(),
+              e.deliveryCount(),
+              e.heartbeatAt(),
+              "lease expired at "
+                  + e.expiresAt()
+                  + " on delivery "
+                  + e.deliveryCount()
+                  + " of "
+                  + e.maxAttempts()
+                  + (fail ? "; no attempts left: failed" : "; requeued"),
+              now);
+          checkpoints++;
+        }
+        if (checkpoints > 0) {
+          cp.executeBatch();
+        }
+        return new ReclaimResult(expired.size(), recovered, failed, checkpoints);
+      }
+    }
+  }
+
+  /** Counts of one reclaim pass. */
+  record ReclaimResult(int found, int recovered, int failed, int checkpoints) {
+    /** Accumulates results. Not thread-safe. */
+    static final class Counter {
+      int found;
+      int recovered;
+      int failed;
+      int checkpoints;
+
+      void add(ReclaimResult r) {
+        found += r.found();
+        recovered += r.recovered();
+        failed += r.failed();
+        checkpoints += r.checkpoints();
+      }
+    }
+  }
+
+  private void addCheckpoint(
+      PreparedStatement cp,
+      long itemId,
+      String kind,
+      String holder,
+      Long token,
+      int deliveryCount,
+      Instant heartbeat,
+      String reason,
+      Instant now)
+      throws SQLException {
+    cp.setLong(1, itemId);
+    cp.setString(2, kind);
+    cp.setString(3, holder);
+    Dialect.setLongOrNull(cp, 4, token);
+    cp.setInt(5, deliveryCount);
+    d.setInstant(cp, 6, heartbeat);
+    cp.setString(7, reason);
+    d.setInstant(cp, 8, now);
+    cp.addBatch();
+  }
+
+  void insertCheckpoint(
+      Connection c,
+      long itemId,
+      String kind,
+      String holder,
+      Long token,
+      int deliveryCount,
+      Instant heartbeat,
+      String reason,
+      Instant now)
+      throws SQLException {
+    try (PreparedStatement cp = c.prepareStatement(CHECKPOINT)) {
+      addCheckpoint(cp, itemId, kind, holder, token, deliveryCount, heartbeat, reason, now);
+      cp.executeBatch();
+    }
+  }
+
+  // ---------------------------------------------------------------- lease operations
+
+  Instant renew(Connection c, long id, long token, Instant now, Duration duration)
+      throws SQLException {
+    Instant target = now.plus(duration);
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE work_items SET lease_expires_at = CASE WHEN lease_expires_at > ? THEN"
+                + " lease_expires_at ELSE ? END, heartbeat_at = ?, updated_at = ?"
+                + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+      d.setInstant(ps, 1, target);
+      d.setInstant(ps, 2, target);
+      d.setInstant(ps, 3, now);
+      d.setInstant(ps, 4, now);
+      ps.setLong(5, id);
+      ps.setLong(6, token);
+      if (ps.executeUpdate() != 1) {
+        throw diagnose(c, id, token, "renew");
+      }
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT lease_expires_at FROM work_items WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return d.getInstant(rs, "lease_expires_at");
+      }
+    }
+  }
+
+  void complete(Connection c, long id, long token, byte[] output, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE work_items SET status = 'completed', output_data = ?, lease_expires_at = NULL,"
+                + " error_message = NULL, completed_at = ?, updated_at = ?"
+                + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+      d.setBytes(ps, 1, output);
+      d.setInstant(ps, 2, now);
+      d.setInstant(ps, 3, now);
+      ps.setLong(4, id);
+      ps.setLong(5, token);
+      if (ps.executeUpdate() != 1) {
+        throw diagnose(c, id, token, "complete");
+      }
+    }
+  }
+
+  void touchHeld(Connection c, long id, long token, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE work_items SET updated_at = ? WHERE id = ? AND lease_token = ?"
+                + " AND status = 'in_progress'")) {
+      d.setInstant(ps, 1, now);
+      ps.setLong(2, id);
+      ps.setLong(3, token);
+      if (ps.executeUpdate() != 1) {
+        throw diagnose(c, id, token, "reply");
+      }
+    }
+  }
+
+  /** The row of a held lease, read (and on PostgreSQL locked) before a multi-step change. */
+  record Held(long id, long token, String holder, int deliveryCount, int maxAttempts, Instant heartbeatAt) {}
+
+  Held lockHeld(Connection c, long id, long token, String operation) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT lease_holder, delivery_count, max_attempts, heartbeat_at FROM work_items"
+                + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'"
+                + (d == Dialect.POSTGRES ? " FOR UPDATE" : ""))) {
+      ps.setLong(1, id);
+      ps.setLong(2, token);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw diagnose(c, id, token, operation);
+        }
+        return new Held(
+            id,
+            token,
+            rs.getString("lease_holder"),
+            rs.getInt("delivery_count"),
+            rs.getInt("max_attempts"),
+            d.getInstant(rs, "heartbeat_at"));
+      }
+    }
+  }
+
+  private void requeue(Connection c, Held h, Instant availableAt, String error, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE work_items SET status = 'pending', lease_holder = NULL, lease_token = NULL,"
+                + " lease_expires_at = NULL, available_at = ?, error_message = COALESCE(?, error_message),"
+                + " updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+      d.setInstant(ps, 1, availableAt);
+      ps.setString(2, error);
+      d.setInstant(ps, 3, now);
+      ps.setLong(4, h.id());
+      ps.setLong(5, h.token());
+      if (ps.executeUpdate() != 1) {
+        throw diagnose(c, h.id(), h.token(), "requeue");
+      }
+    }
+  }
+
+  private void markFailed(Connection c, Held h, String error, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE work_items SET status = 'failed', lease_expires_at = NULL, error_message = ?,"
+                + " completed_at = ?, updated_at = ? WHERE id = ? AND lease_token = ?"
+                + " AND status = 'in_progress'")) {
+      ps.setString(1, error);
+      d.setInstant(ps, 2, now);
+      d.setInstant(ps, 3, now);
+      ps.setLong(4, h.id());
+      ps.setLong(5, h.token());
+      if (ps.executeUpdate() != 1) {
+        throw diagnose(c, h.id(), h.token(), "fail");
+      }
+    }
+  }
+
+  ReleaseOutcome fail(
+      Connection c, long id, long token, String error, Instant now, RetryBackoff backoff)
+      throws SQLException {
+    Held h = lockHeld(c, id, token, "release as failed");
+    String err = error == null ? "failed without an error message" : error;
+    if (h.deliveryCount() < h.maxAttempts()) {
+      Duration delay = backoff.after(h.deliveryCount());
+      requeue(c, h, now.plus(delay), err, now);
+      insertCheckpoint(c, id, Checkpoint.RELEASED_FAILED, h.holder(), token, h.deliveryCount(),
+          h.heartbeatAt(), err + " (delivery " + h.deliveryCount() + " of " + h.maxAttempts()
+              + "; retry after " + delay + ")", now);
+      return ReleaseOutcome.RETRY_SCHEDULED;
+    }
+    markFailed(c, h, err, now);
+    insertCheckpoint(c, id, Checkpoint.RELEASED_FAILED, h.holder(), token, h.deliveryCount(),
+        h.heartbeatAt(), err + " (delivery " + h.deliveryCount() + " of " + h.maxAttempts()
+            + "; no attempts left: failed)", now);
+    return ReleaseOutcome.FAILED;
+  }
+
+  void nack(Connection c, long id, long token, Duration delay, Instant now) throws SQLException {
+    Held h = lockHeld(c, id, token, "hand back");
+    requeue(c, h, now.plus(delay), null, now);
+    insertCheckpoint(c, id, Checkpoint.NACKED, h.holder(), token, h.deliveryCount(), h.heartbeatAt(),
+        "handed back, visible again after " + delay, now);
+  }
+
+  void deadLetter(Connection c, long id, long token, String reason, Instant now)
+      throws SQLException {
+    Held h = lockHeld(c, id, token, "dead-letter");
+    String r = reason == null ? "dead-lettered" : reason;
+    markFailed(c, h, r, now);
+    insertCheckpoint(c, id, Checkpoint.DEAD_LETTERED, h.holder(), token, h.deliveryCount(),
+        h.heartbeatAt(), r, now);
+  }
+
+  /** Works out why a conditional update on (id, token) matched nothing. */
+  TetherStoreException diagnose(Connection c, long id, long token, String operation)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT status, lease_token, lease_holder, lease_expires_at FROM work_items WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return new LeaseExpiredException(
+              "cannot " + operation + " work item " + id + " with lease token " + token
+                  + ": the item no longer exists (purged or deleted by retention); stop working on it",
+              id, token, null, null);
+        }
+        String status = rs.getString("status");
+        Long current = Dialect.getLongOrNull(rs, "lease_token");
+        String holder = rs.getString("lease_holder");
+        if (IN_PROGRESS.equals(status) && current != null && current != token) {
+          return new LeaseConflictException(
+              "cannot " + operation + " work item " + id + " with lease token " + token
+                  + ": it is held by " + holder + " with another lease (token " + current
+                  + ", expires " + d.getInstant(rs, "lease_expires_at")
+                  + "); your lease expired and was taken over, stop working on it",
+              id, token, holder, current);
+        }
+        if ((COMPLETED.equals(status) || FAILED.equals(status))
+            && current != null && current == token) {
+          return new ItemFinalizedException(id, token, status);
+        }
+        if (IN_PROGRESS.equals(status) && current != null && current == token) {
+          return new IllegalStateLeaseException(
+              "conditional " + operation + " of work item " + id + " with its current token " + token
+                  + " matched no row although the lease is held; indicates a bug");
+        }
+        return new LeaseExpiredException(
+            "cannot " + operation + " work item " + id + " with lease token " + token
+                + ": the lease is no longer held (the item is now '" + status
+                + "'; it expired and was reclaimed, was handed back, or was finalized through"
+                + " another lease); stop working on it",
+            id, token, status, holder);
+      }
+    }
+  }
+
+  /** Thrown for states that cannot happen; indicates a bug. */
+  static final class IllegalStateLeaseException extends TetherStoreException {
+    private static final long serialVersionUID = 1L;
+
+    IllegalStateLeaseException(String message) {
+      super(message);
+    }
+  }
+
+  // ---------------------------------------------------------------- redrive, lookup
+
+  boolean redrive(Connection c, long id, int additionalAttempts, Instant now) throws SQLException {
+    int count;
+    int max;
+    try (PreparedStatement sel =
+        c.prepareStatement(
+            "SELECT delivery_count, max_attempts FROM work_items WHERE id = ? AND status = 'failed'")) {
+      sel.setLong(1, id);
+      try (ResultSet rs = sel.executeQuery()) {
+        if (!rs.next()) {
+          return false;
+        }
+        count = rs.getInt(1);
+        max = rs.getInt(2);
+      }
+    }
+    int newMax = count + additionalAttempts;
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE work_items SET status = 'pending', max_attempts = ?, lease_holder = NULL,"
+                + " lease_token = NULL, lease_expires_at = NULL, available_at = ?, completed_at = NULL,"
+                + " updated_at = ? WHERE id = ? AND status = 'failed' AND delivery_count = ?")) {
+      ps.setInt(1, newMax);
+      d.setInstant(ps, 2, now);
+      d.setInstant(ps, 3, now);
+      ps.setLong(4, id);
+      ps.setInt(5, count);
+      if (ps.executeUpdate() != 1) {
+        return false;
+      }
+    }
+    insertCheckpoint(c, id, Checkpoint.REDRIVEN, null, null, count, null,
+        "requeued by an operator after " + count + " deliveries (max attempts " + max + " -> "
+            + newMax + ", " + additionalAttempts + " more)", now);
+    return true;
+  }
+
+  List<Long> failedIds(Connection c, String queue) throws SQLException {
+    List<Long> ids = new ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT id FROM work_items WHERE queue = ? AND status = 'failed' ORDER BY completed_at, id")) {
+      ps.setString(1, queue);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+    }
+    return ids;
+  }
+
+  Optional<WorkItem> find(Connection c, long id, boolean withCheckpoints) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT * FROM work_items WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        return Optional.of(mapItem(rs, withCheckpoints ? checkpoints(c, id) : List.of()));
+      }
+    }
+  }
+
+  WorkItem mapItem(ResultSet rs, List<Checkpoint> checkpoints) throws SQLException {
+    return new WorkItem(
+        rs.getLong("id"),
+        rs.getString("queue"),
+        rs.getString("task_id"),
+        rs.getString("work_type"),
+        WorkStatus.fromDb(rs.getString("status")),
+        rs.getInt("priority"),
+        rs.getString("lease_holder"),
+        Dialect.getLongOrNull(rs, "lease_token"),
+        d.getInstant(rs, "lease_acquired_at"),
+        d.getInstant(rs, "lease_expires_at"),
+        d.getInstant(rs, "heartbeat_at"),
+        rs.getInt("delivery_count"),
+        rs.getInt("max_attempts"),
+        d.getInstant(rs, "available_at"),
+        rs.getString("idempotency_key"),
+        rs.getString("reply_to"),
+        rs.getBytes("input_data"),
+        rs.getBytes("output_data"),
+        rs.getString("error_message"),
+        d.getInstant(rs, "created_at"),
+        d.getInstant(rs, "started_at"),
+        d.getInstant(rs, "completed_at"),
+        d.getInstant(rs, "updated_at"),
+        checkpoints);
+  }
+
+  List<Checkpoint> checkpoints(Connection c, long itemId) throws SQLException {
+    List<Checkpoint> out = new ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT * FROM work_item_checkpoints WHERE item_id = ? ORDER BY id")) {
+      ps.setLong(1, itemId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new Checkpoint(
+                  rs.getLong("id"),
+                  rs.getLong("item_id"),
+                  rs.getString("kind"),
+                  rs.getString("lease_holder"),
+                  Dialect.getLongOrNull(rs, "lease_token"),
+                  rs.getInt("delivery_count"),
+                  d.getInstant(rs, "heartbeat_at"),
+                  rs.getString("reason"),
+                  d.getInstant(rs, "created_at")));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Backoff before a failed item is retried. */
+  @FunctionalInterface
+  interface RetryBackoff {
+    Duration after(int deliveryCount);
+  }
+}

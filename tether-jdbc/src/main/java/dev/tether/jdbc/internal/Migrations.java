@@ -1,0 +1,130 @@
+package dev.tether.jdbc.internal;
+
+import dev.tether.jdbc.SchemaVersionException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies the versioned schema scripts under {@code dev/tether/jdbc/migrations/<engine>/} and
+ * records each in {@code tether_schema_version}.
+ *
+ * <p>Safe when several processes start at once: PostgreSQL takes a transaction-scoped advisory
+ * lock keyed by the current schema, SQLite runs the whole check-and-apply in one {@code BEGIN
+ * IMMEDIATE} transaction (both engines have transactional DDL), so exactly one process applies
+ * each version and the others see it applied. A database whose recorded version is newer than
+ * {@link #LATEST_VERSION} is refused with {@link SchemaVersionException}.
+ */
+public final class Migrations {
+  private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
+
+  /** The newest schema version this code knows. */
+  public static final int LATEST_VERSION = 1;
+
+  private static final List<String> SCRIPTS = List.of("V1__work_items.sql");
+
+  private Migrations() {}
+
+  /**
+   * Brings the schema up to {@link #LATEST_VERSION}.
+   *
+   * @param connection a connection in auto-commit mode; left in auto-commit mode
+   * @param dialect the engine
+   * @return the version found before migrating (0 for an empty database)
+   * @throws SQLException on a database error
+   * @throws SchemaVersionException if the database is newer than this code
+   */
+  public static int migrate(Connection connection, Dialect dialect) throws SQLException {
+    boolean postgres = dialect == Dialect.POSTGRES;
+    try (Statement st = connection.createStatement()) {
+      if (postgres) {
+        connection.setAutoCommit(false);
+        st.execute("SELECT pg_advisory_xact_lock(hashtext('tether-migrations:' || current_schema()))");
+      } else {
+        st.execute("BEGIN IMMEDIATE");
+      }
+      try {
+        st.execute(
+            "CREATE TABLE IF NOT EXISTS tether_schema_version (version INTEGER PRIMARY KEY,"
+                + " description TEXT NOT NULL, applied_at_millis BIGINT NOT NULL)");
+        int current = 0;
+        try (ResultSet rs = st.executeQuery("SELECT MAX(version) FROM tether_schema_version")) {
+          if (rs.next()) {
+            current = rs.getInt(1);
+          }
+        }
+        if (current > LATEST_VERSION) {
+          throw new SchemaVersionException(current, LATEST_VERSION);
+        }
+        for (int v = current + 1; v <= LATEST_VERSION; v++) {
+          String script = SCRIPTS.get(v - 1);
+          String path =
+              "/dev/tether/jdbc/migrations/" + (postgres ? "postgres" : "sqlite") + "/" + script;
+          for (String sql : statements(path)) {
+            st.execute(sql);
+          }
+          try (PreparedStatement ps =
+              connection.prepareStatement(
+                  "INSERT INTO tether_schema_version (version, description, applied_at_millis)"
+                      + " VALUES (?, ?, ?)")) {
+            ps.setInt(1, v);
+            ps.setString(2, script);
+            ps.setLong(3, System.currentTimeMillis());
+            ps.executeUpdate();
+          }
+          LOG.info("Applied Tether schema migration {} ({})", v, script);
+        }
+        if (postgres) {
+          connection.commit();
+        } else {
+          st.execute("COMMIT");
+        }
+        return current;
+      } catch (SQLException | RuntimeException e) {
+        try {
+          if (postgres) {
+            connection.rollback();
+          } else {
+            st.execute("ROLLBACK");
+          }
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      }
+    } finally {
+      if (postgres) {
+        connection.setAutoCommit(true);
+      }
+    }
+  }
+
+  private static List<String> statements(String resource) {
+    try (InputStream in = Migrations.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException(
+            "migration script " + resource + " is missing from the classpath; indicates a bug");
+      }
+      String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      List<String> out = new ArrayList<>();
+      for (String part : text.split(";\\s*(\\r?\\n|$)")) {
+        if (!part.isBlank()) {
+          out.add(part.trim());
+        }
+      }
+      return out;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read migration script " + resource, e);
+    }
+  }
+}

@@ -1,0 +1,176 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.tether.mailbox.InMemoryMailbox;
+import dev.tether.mailbox.InvalidParameterException;
+import dev.tether.mailbox.MailboxConnectionException;
+import dev.tether.mailbox.Message;
+import dev.tether.mailbox.SerializationException;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/** JdbcMailbox behaviour beyond the shared contract, on every engine (subclass per engine). */
+abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
+  static final Duration MINUTE = Duration.ofMinutes(1);
+
+  @Test
+  void bodyThatCannotBeEncodedThrowsSerializationAndWritesNothing() {
+    BodyCodec<String> failing = new BodyCodec<>() {
+      @Override
+      public byte[] encode(String body) {
+        throw new IllegalArgumentException("cannot encode " + body);
+      }
+
+      @Override
+      public String decode(byte[] bytes) {
+        return "";
+      }
+    };
+    JdbcMailbox<String, String> m = JdbcMailbox.builder(store, "q", failing, BodyCodec.utf8()).build();
+    assertThatThrownBy(() -> m.send("x")).isInstanceOf(SerializationException.class)
+        .hasMessageContaining("cannot encode x").hasMessageContaining("nothing was written");
+    assertThat(m.approximateCount()).isZero();
+  }
+
+  @Test
+  void oversizedBodyThrowsSerializationAndWritesNothing() {
+    JdbcMailbox<byte[], String> m = JdbcMailbox.builder(store, "q", BodyCodec.bytes(), BodyCodec.utf8())
+        .maxBodyBytes(100).build();
+    assertThatThrownBy(() -> m.send(new byte[101])).isInstanceOf(SerializationException.class)
+        .hasMessageContaining("101 bytes").hasMessageContaining("100");
+    assertThat(m.approximateCount()).isZero();
+    m.send(new byte[100]);
+    assertThat(m.receive(1, MINUTE, Duration.ZERO)).singleElement()
+        .satisfies(msg -> assertThat(msg.body()).hasSize(100));
+  }
+
+  @Test
+  void bytesRoundTripAndReplyGoesToTheReplyQueueAtomically() {
+    JdbcMailbox<byte[], byte[]> requests = JdbcMailbox.builder(store, "req", BodyCodec.bytes(), BodyCodec.bytes())
+        .clock(clock).build();
+    JdbcMailbox<byte[], byte[]> replies = JdbcMailbox.builder(store, "rep", BodyCodec.bytes(), BodyCodec.bytes())
+        .clock(clock).build();
+    requests.send(new byte[] {1, 2, 3}, replies);
+    Message<byte[], byte[]> m = requests.receive(1, MINUTE, Duration.ZERO).get(0);
+    assertThat(m.body()).containsExactly(1, 2, 3);
+    m.replyAndAcknowledge(new byte[] {9});
+    assertThat(replies.receive(1, MINUTE, Duration.ZERO).get(0).body()).containsExactly(9);
+    assertThat(new QueueMonitor(store).countsByStatus())
+        .contains(new QueueCount("req", WorkStatus.COMPLETED, 1), new QueueCount("rep", WorkStatus.IN_PROGRESS, 1));
+  }
+
+  @Test
+  void replyToAMailboxOfAnotherKindIsRejected() {
+    JdbcMailbox<String, String> m = JdbcMailbox.ofStrings(store, "q");
+    try (InMemoryMailbox<String, String> other = InMemoryMailbox.<String, String>builder("mem").build()) {
+      assertThatThrownBy(() -> m.send("x", other)).isInstanceOf(InvalidParameterException.class)
+          .hasMessageContaining("JdbcMailbox");
+    }
+  }
+
+  @Test
+  void aMailboxOnAnotherStoreOfTheSameDatabaseSeesMessagesByPolling() {
+    try (TetherStore second = db.open(TetherStoreConfig.builder().clock(clock).build())) {
+      JdbcMailbox<String, String> sender = JdbcMailbox.ofStrings(second, "shared");
+      JdbcMailbox<String, String> receiver = JdbcMailbox.builder(store, "shared", BodyCodec.utf8(), BodyCodec.utf8())
+          .pollInterval(Duration.ofMillis(20)).build();
+      Thread t = new Thread(() -> {
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          return;
+        }
+        sender.send("from another pool");
+      }, "tether-test-sender");
+      t.start();
+      List<Message<String, String>> got = receiver.receive(1, MINUTE, Duration.ofSeconds(5));
+      assertThat(got).extracting(Message::body).containsExactly("from another pool");
+    }
+  }
+
+  @Test
+  void lostDatabaseConnectivityThrowsMailboxConnectionException() {
+    AtomicBoolean down = new AtomicBoolean();
+    DataSource flaky = new SwitchableDataSource(store.dataSource(), down);
+    try (TetherStore viaFlaky = TetherStore.open(flaky, TetherStoreConfig.builder().clock(clock).build())) {
+      JdbcMailbox<String, String> m = JdbcMailbox.ofStrings(viaFlaky, "q");
+      m.send("before");
+      down.set(true);
+      assertThatThrownBy(() -> m.send("during")).isInstanceOf(MailboxConnectionException.class)
+          .hasMessageContaining("retry");
+      assertThatThrownBy(() -> m.receive(1, MINUTE, Duration.ZERO)).isInstanceOf(MailboxConnectionException.class);
+      down.set(false);
+      assertThat(m.receive(10, MINUTE, Duration.ZERO)).extracting(Message::body).containsExactly("before");
+    }
+  }
+
+  /** Delegates to a real data source, refusing connections while {@code down} is set. */
+  static final class SwitchableDataSource implements DataSource {
+    private final DataSource real;
+    private final AtomicBoolean down;
+
+    SwitchableDataSource(DataSource real, AtomicBoolean down) {
+      this.real = real;
+      this.down = down;
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+      if (down.get()) {
+        throw new SQLTransientConnectionException("connection refused (simulated network partition)", "08001");
+      }
+      return real.getConnection();
+    }
+
+    @Override
+    public Connection getConnection(String user, String password) throws SQLException {
+      return getConnection();
+    }
+
+    @Override
+    public PrintWriter getLogWriter() throws SQLException {
+      return real.getLogWriter();
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) throws SQLException {
+      real.setLogWriter(out);
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) throws SQLException {
+      real.setLoginTimeout(seconds);
+    }
+
+    @Override
+    public int getLoginTimeout() throws SQLException {
+      return real.getLoginTimeout();
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+      return real.getParentLogger();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+      return real.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+      return real.isWrapperFor(iface);
+    }
+  }
+}

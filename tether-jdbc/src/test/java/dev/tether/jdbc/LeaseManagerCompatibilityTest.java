@@ -1,0 +1,296 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/** LeaseManager behaviour every engine must show (subclass per engine). */
+abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
+  static final Duration LEASE = Duration.ofSeconds(30);
+
+  LeaseManager worker(String id) {
+    return new LeaseManager(store, id);
+  }
+
+  @Test
+  void twoWorkersOneItemExactlyOneAcquires() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      for (int round = 0; round < 20; round++) {
+        LeaseManager a = worker("a");
+        LeaseManager b = worker("b");
+        long id = a.enqueue(NewWorkItem.of("race-" + round, "x"));
+        CountDownLatch go = new CountDownLatch(1);
+        String queue = "race-" + round;
+        Callable<Optional<Lease>> ta = () -> { go.await(); return a.acquire(queue, LEASE); };
+        Callable<Optional<Lease>> tb = () -> { go.await(); return b.acquire(queue, LEASE); };
+        Future<Optional<Lease>> fa = pool.submit(ta);
+        Future<Optional<Lease>> fb = pool.submit(tb);
+        go.countDown();
+        Optional<Lease> la = fa.get();
+        Optional<Lease> lb = fb.get();
+        assertThat(la.isPresent() ^ lb.isPresent()).as("exactly one of the two acquires, round " + round).isTrue();
+        Lease won = la.orElseGet(lb::get);
+        assertThat(won.itemId()).isEqualTo(id);
+        assertThat(won.deliveryCount()).isEqualTo(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void staleWorkersRenewAckAndReleaseAreRefusedAfterTakeover() {
+    LeaseManager a = worker("worker-a");
+    LeaseManager b = worker("worker-b");
+    long id = a.enqueue(NewWorkItem.of("q", "job"));
+    Lease la = a.acquire("q", LEASE).orElseThrow();
+    clock.advance(LEASE.plusSeconds(1));
+    Lease lb = b.acquire("q", LEASE).orElseThrow();
+    assertThat(lb.itemId()).isEqualTo(id);
+    assertThat(lb.token()).isNotEqualTo(la.token());
+    assertThat(lb.deliveryCount()).isEqualTo(2);
+
+    assertThatThrownBy(() -> a.renew(id, la.token(), LEASE))
+        .isInstanceOf(LeaseConflictException.class)
+        .hasMessageContaining("worker-b")
+        .hasMessageContaining(String.valueOf(id));
+    assertThatThrownBy(() -> a.release(id, la.token(), true, "stale", null))
+        .isInstanceOf(LeaseConflictException.class);
+    assertThatThrownBy(() -> a.release(id, la.token(), false, null, "boom"))
+        .isInstanceOf(LeaseConflictException.class);
+
+    WorkItem item = a.find(id).orElseThrow();
+    assertThat(item.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+    assertThat(item.leaseHolder()).isEqualTo("worker-b");
+    assertThat(item.leaseToken()).isEqualTo(lb.token());
+    assertThat(item.checkpoints()).extracting(Checkpoint::kind).containsExactly(Checkpoint.LEASE_EXPIRED);
+    assertThat(item.checkpoints().get(0).leaseHolder()).isEqualTo("worker-a");
+    assertThat(item.checkpoints().get(0).leaseToken()).isEqualTo(la.token());
+
+    b.release(id, lb.token(), true, "done", null);
+    assertThat(a.find(id).orElseThrow().outputAsString()).isEqualTo("done");
+  }
+
+  @Test
+  void renewAfterTheSweepReclaimedTheItemIsRefusedAsExpired() {
+    LeaseManager a = worker("a");
+    long id = a.enqueue(NewWorkItem.of("q", "job"));
+    Lease l = a.acquire("q", LEASE).orElseThrow();
+    clock.advance(LEASE.plusMillis(1));
+    new RecoverySweep(store).scanAndRecover();
+    assertThatThrownBy(() -> a.renew(id, l.token(), LEASE))
+        .isInstanceOf(LeaseExpiredException.class)
+        .hasMessageContaining("pending");
+    assertThatThrownBy(() -> a.complete(id, l.token(), null)).isInstanceOf(LeaseExpiredException.class);
+  }
+
+  @Test
+  void expiredButNotTakenOverLeaseCanStillBeRenewedAndCompleted() {
+    LeaseManager a = worker("a");
+    long id = a.enqueue(NewWorkItem.of("q", "job"));
+    Lease l = a.acquire("q", LEASE).orElseThrow();
+    clock.advance(LEASE.plusSeconds(5));
+    assertThat(a.renew(id, l.token(), LEASE)).isEqualTo(clock.instant().plus(LEASE));
+    a.complete(id, l.token(), null);
+    assertThat(a.find(id).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
+  }
+
+  @Test
+  void renewNeverShortensALease() {
+    LeaseManager a = worker("a");
+    long id = a.enqueue(NewWorkItem.of("q", "job"));
+    Lease l = a.acquire("q", Duration.ofMinutes(30)).orElseThrow();
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(a.renew(id, l.token(), Duration.ofMinutes(5))).isEqualTo(l.expiresAt());
+    assertThat(a.renew(id, l.token(), Duration.ofMinutes(40)))
+        .isEqualTo(clock.instant().plus(Duration.ofMinutes(40)));
+    assertThat(a.find(id).orElseThrow().heartbeatAt()).isEqualTo(clock.instant());
+  }
+
+  @Test
+  void expiredLeaseIsRedeliveredWithHigherDeliveryCountAndOneCheckpoint() {
+    LeaseManager a = worker("a");
+    long id = a.enqueue(NewWorkItem.of("q", "job"));
+    Lease first = a.acquire("q", LEASE).orElseThrow();
+    assertThat(a.acquire("q", LEASE)).as("leased item is invisible").isEmpty();
+    clock.advance(LEASE);
+    Lease second = a.acquire("q", LEASE).orElseThrow();
+    assertThat(second.itemId()).isEqualTo(id);
+    assertThat(second.deliveryCount()).isEqualTo(first.deliveryCount() + 1);
+    assertThat(a.find(id).orElseThrow().checkpoints()).hasSize(1);
+  }
+
+  @Test
+  void poisonItemThatKillsItsWorkerEveryTimeEndsFailedAfterMaxAttempts() {
+    LeaseManager a = worker("a");
+    long id = a.enqueue(NewWorkItem.builder("q").input("poison").maxAttempts(3).build());
+    for (int delivery = 1; delivery <= 3; delivery++) {
+      Lease l = a.acquire("q", LEASE).orElseThrow();
+      assertThat(l.deliveryCount()).isEqualTo(delivery);
+      clock.advance(LEASE.plusSeconds(1)); // the worker dies: no renew, no release
+    }
+    assertThat(a.acquire("q", LEASE)).as("no fourth delivery").isEmpty();
+    WorkItem item = a.find(id).orElseThrow();
+    assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(item.deliveryCount()).isEqualTo(3);
+    assertThat(item.errorMessage()).contains("delivery 3 of 3").contains("no attempts left");
+    assertThat(item.checkpoints()).hasSize(3).allMatch(c -> c.kind().equals(Checkpoint.LEASE_EXPIRED));
+  }
+
+  @Test
+  void failedReleaseRetriesWithBackoffUntilMaxAttemptsThenFails() {
+    LeaseManager a = new LeaseManager(store, "a",
+        LeaseManagerConfig.defaults().withRetryBackoff(Duration.ofSeconds(10), Duration.ofMinutes(1)));
+    long id = a.enqueue(NewWorkItem.builder("q").input("x").maxAttempts(2).build());
+    Lease l1 = a.acquire("q", LEASE).orElseThrow();
+    assertThat(a.release(id, l1.token(), false, null, "first failure")).isEqualTo(ReleaseOutcome.RETRY_SCHEDULED);
+    assertThat(a.acquire("q", LEASE)).as("not before the backoff").isEmpty();
+    clock.advance(Duration.ofSeconds(10));
+    Lease l2 = a.acquire("q", LEASE).orElseThrow();
+    assertThat(l2.deliveryCount()).isEqualTo(2);
+    assertThat(a.release(id, l2.token(), false, null, "second failure")).isEqualTo(ReleaseOutcome.FAILED);
+    WorkItem item = a.find(id).orElseThrow();
+    assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(item.errorMessage()).isEqualTo("second failure");
+    assertThat(item.checkpoints()).extracting(Checkpoint::kind)
+        .containsExactly(Checkpoint.RELEASED_FAILED, Checkpoint.RELEASED_FAILED);
+    assertThatThrownBy(() -> a.release(id, l2.token(), true, null, null)).isInstanceOf(ItemFinalizedException.class);
+  }
+
+  @Test
+  void maxAttemptsOfOneAllowsExactlyOneDelivery() {
+    LeaseManager a = worker("a");
+    long id = a.enqueue(NewWorkItem.builder("q").maxAttempts(1).build());
+    Lease l = a.acquire("q", LEASE).orElseThrow();
+    assertThat(a.release(id, l.token(), false, null, "boom")).isEqualTo(ReleaseOutcome.FAILED);
+  }
+
+  @Test
+  void secondCompletionThroughTheSameLeaseIsRefusedAsFinalized() {
+    LeaseManager a = worker("a");
+    long id = a.enqueue(NewWorkItem.of("q", "x"));
+    Lease l = a.acquire("q", LEASE).orElseThrow();
+    a.complete(id, l.token(), null);
+    assertThatThrownBy(() -> a.complete(id, l.token(), null)).isInstanceOf(ItemFinalizedException.class);
+    assertThatThrownBy(() -> a.renew(id, l.token(), LEASE)).isInstanceOf(ItemFinalizedException.class);
+  }
+
+  @Test
+  void idempotencyKeyReturnsTheExistingItem() {
+    LeaseManager a = worker("a");
+    long first = a.enqueue(NewWorkItem.builder("q").input("one").idempotencyKey("k-1").build());
+    long again = a.enqueue(NewWorkItem.builder("q").input("two").idempotencyKey("k-1").build());
+    long otherQueue = a.enqueue(NewWorkItem.builder("q2").input("three").idempotencyKey("k-1").build());
+    assertThat(again).isEqualTo(first);
+    assertThat(otherQueue).isNotEqualTo(first);
+    assertThat(a.find(first).orElseThrow().inputAsString()).isEqualTo("one");
+    assertThat(new QueueMonitor(store).countsByStatus()).contains(new QueueCount("q", WorkStatus.PENDING, 1));
+  }
+
+  @Test
+  void concurrentEnqueuesWithTheSameIdempotencyKeyCreateOneItem() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(6);
+    try {
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Long>> ids = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        LeaseManager w = worker("w" + i);
+        ids.add(pool.submit(() -> {
+          go.await();
+          return w.enqueue(NewWorkItem.builder("q").idempotencyKey("order-42").build());
+        }));
+      }
+      go.countDown();
+      java.util.Set<Long> distinct = new java.util.HashSet<>();
+      for (Future<Long> f : ids) {
+        distinct.add(f.get());
+      }
+      assertThat(distinct).hasSize(1);
+      assertThat(new QueueMonitor(store).countsByStatus()).containsExactly(new QueueCount("q", WorkStatus.PENDING, 1));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void enqueueInTheCallersRolledBackTransactionLeavesNothing() throws Exception {
+    LeaseManager a = worker("a");
+    try (Connection c = store.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      a.enqueue(c, NewWorkItem.of("tx", "rolled back"));
+      c.rollback();
+      long kept = a.enqueue(c, NewWorkItem.of("tx", "committed"));
+      c.commit();
+      c.setAutoCommit(true);
+      assertThat(a.acquire("tx", LEASE)).get().extracting(Lease::itemId).isEqualTo(kept);
+      assertThat(a.acquire("tx", LEASE)).isEmpty();
+    }
+  }
+
+  @Test
+  void highestPriorityFirstThenOldest() {
+    LeaseManager a = worker("a");
+    long low = a.enqueue(NewWorkItem.builder("q").priority(1).build());
+    clock.advance(Duration.ofMillis(5));
+    long highOld = a.enqueue(NewWorkItem.builder("q").priority(5).build());
+    clock.advance(Duration.ofMillis(5));
+    long highNew = a.enqueue(NewWorkItem.builder("q").priority(5).build());
+    List<Long> order = new ArrayList<>();
+    a.acquire(AcquireRequest.batch("q", LEASE, 10)).forEach(l -> order.add(l.itemId()));
+    assertThat(order).containsExactly(highOld, highNew, low);
+  }
+
+  @Test
+  void filtersByWorkTypeAndTaskId() {
+    LeaseManager a = worker("a");
+    a.enqueue(NewWorkItem.builder("q").workType("build").taskId("t1").build());
+    long wanted = a.enqueue(NewWorkItem.builder("q").workType("agent").taskId("t2").build());
+    List<Lease> got = a.acquire(new AcquireRequest("q", LEASE, 5, "agent", "t2"));
+    assertThat(got).extracting(Lease::itemId).containsExactly(wanted);
+  }
+
+  @Test
+  void delayedItemIsNotAvailableBeforeItsTime() {
+    LeaseManager a = worker("a");
+    a.enqueue(NewWorkItem.builder("q").delay(Duration.ofMinutes(1)).build());
+    assertThat(a.acquire("q", LEASE)).isEmpty();
+    clock.advance(Duration.ofMinutes(1));
+    assertThat(a.acquire("q", LEASE)).isPresent();
+  }
+
+  @Test
+  void redriveRequeuesOneOrAllFailedItems() {
+    LeaseManager a = worker("a");
+    long one = a.enqueue(NewWorkItem.builder("q").maxAttempts(1).build());
+    long two = a.enqueue(NewWorkItem.builder("q").maxAttempts(1).build());
+    for (Lease l : a.acquire(AcquireRequest.batch("q", LEASE, 2))) {
+      a.release(l.itemId(), l.token(), false, null, "boom");
+    }
+    assertThat(a.redrive(one)).isTrue();
+    assertThat(a.redrive(one)).as("no longer failed").isFalse();
+    assertThat(a.redriveAll("q")).isEqualTo(1);
+    List<Lease> again = a.acquire(AcquireRequest.batch("q", LEASE, 5));
+    assertThat(again).extracting(Lease::itemId).containsExactlyInAnyOrder(one, two);
+    assertThat(again).as("delivery count never decreases").allMatch(l -> l.deliveryCount() == 2);
+    assertThat(again).allMatch(l -> l.maxAttempts() == 2);
+    assertThat(a.find(two).orElseThrow().checkpoints()).extracting(Checkpoint::kind)
+        .containsExactly(Checkpoint.RELEASED_FAILED, Checkpoint.REDRIVEN);
+    for (Lease l : again) {
+      assertThat(a.release(l.itemId(), l.token(), false, null, "still broken")).isEqualTo(ReleaseOutcome.FAILED);
+    }
+    assertThat(a.redriveAll("q", 3)).isEqualTo(2);
+    assertThat(a.find(one).orElseThrow().maxAttempts()).isEqualTo(5);
+  }
+}

@@ -1,0 +1,96 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.tether.jdbc.internal.Migrations;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Schema migrations on every engine (subclass per engine). */
+abstract class MigrationCompatibilityTest {
+  private TestDatabase db;
+
+  protected abstract TestDatabase newDatabase();
+
+  @BeforeEach
+  void create() {
+    db = newDatabase();
+  }
+
+  @AfterEach
+  void drop() {
+    db.close();
+  }
+
+  @Test
+  void concurrentFirstOpensMigrateExactlyOnce() throws Exception {
+    int n = 6;
+    ExecutorService pool = Executors.newFixedThreadPool(n);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<TetherStore>> opened = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        opened.add(pool.submit(() -> {
+          go.await();
+          return db.open(TetherStoreConfig.builder().maximumPoolSize(2).build());
+        }));
+      }
+      go.countDown();
+      List<TetherStore> stores = new ArrayList<>();
+      for (Future<TetherStore> f : opened) {
+        stores.add(f.get());
+      }
+      try (Connection c = stores.get(0).dataSource().getConnection();
+          Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT version FROM tether_schema_version ORDER BY version")) {
+        List<Integer> versions = new ArrayList<>();
+        while (rs.next()) {
+          versions.add(rs.getInt(1));
+        }
+        assertThat(versions).hasSize(Migrations.LATEST_VERSION).doesNotHaveDuplicates();
+      }
+      new LeaseManager(stores.get(1), "w").enqueue(NewWorkItem.of("q", "works"));
+      stores.forEach(TetherStore::close);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aSchemaNewerThanTheCodeIsRefusedWithAClearError() throws Exception {
+    try (TetherStore store = db.open(TetherStoreConfig.defaults());
+        Connection c = store.dataSource().getConnection();
+        Statement st = c.createStatement()) {
+      st.execute("INSERT INTO tether_schema_version (version, description, applied_at_millis)"
+          + " VALUES (" + (Migrations.LATEST_VERSION + 41) + ", 'from the future', 0)");
+    }
+    assertThatThrownBy(() -> db.open(TetherStoreConfig.defaults()))
+        .isInstanceOfSatisfying(SchemaVersionException.class, e -> {
+          assertThat(e.databaseVersion()).isEqualTo(Migrations.LATEST_VERSION + 41);
+          assertThat(e.supportedVersion()).isEqualTo(Migrations.LATEST_VERSION);
+        })
+        .hasMessageContaining("Upgrade Tether");
+  }
+
+  @Test
+  void reopeningAMigratedDatabaseKeepsItsData() {
+    long id;
+    try (TetherStore store = db.open(TetherStoreConfig.defaults())) {
+      id = new LeaseManager(store, "w").enqueue(NewWorkItem.of("q", "kept"));
+    }
+    try (TetherStore store = db.open(TetherStoreConfig.defaults())) {
+      assertThat(new QueueMonitor(store).item(id)).get().extracting(WorkItem::inputAsString).isEqualTo("kept");
+    }
+  }
+}

@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class SqliteHeartbeatThreadTest extends HeartbeatThreadCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
+  }
+}

@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class SqliteProcessTest extends ProcessCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
+  }
+}

@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class SqliteQueueMonitorTest extends QueueMonitorCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
+  }
+}

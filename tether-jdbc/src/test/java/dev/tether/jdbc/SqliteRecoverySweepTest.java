@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class SqliteRecoverySweepTest extends RecoverySweepCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
+  }
+}
