@@ -26,6 +26,9 @@ public record LeaseExtenderConfig(Duration interval, Duration extension, boolean
   /**
    * Validates the configuration.
    *
+   * @param interval minimum time between two extensions; {@code >= 0}
+   * @param extension how far from now each extension reaches; {@code > 0} and {@code > interval}
+   * @param enabled whether to extend at all
    * @throws IllegalArgumentException naming the values, if a rule is violated
    */
   public LeaseExtenderConfig {

@@ -46,8 +46,11 @@ import org.slf4j.LoggerFactory;
  * <h2>Readiness</h2>
  *
  * {@code /health/ready} answers 200 when every loop {@link WorkLoop#isRunning() is running}, no
- * shutdown was requested and, when a watchdog is configured, every heartbeat is younger than the
- * stall threshold; so readiness fails no later than the watchdog fires (see {@link #isReady()}).
+ * shutdown was requested and every heartbeat is younger than the readiness threshold (see {@link
+ * #isReady()}). The readiness threshold defaults to {@link #DEFAULT_READINESS_FRACTION} of the
+ * watchdog's stall threshold, so that a probe sees the 503 and the orchestrator stops routing work
+ * well before the watchdog ends the process (with the seeds' 720 s threshold: 648 s); {@link
+ * Builder#readinessThreshold(Duration)} sets it explicitly, also without a watchdog.
  * A heartbeat counts from its creation or its last beat: a loop built long before the group runs
  * should beat when its {@code run()} starts.
  *
@@ -75,6 +78,12 @@ public final class LoopGroup {
   /** Default watchdog check interval: {@link Watchdog#DEFAULT_CHECK_INTERVAL}. */
   public static final Duration DEFAULT_WATCHDOG_INTERVAL = Watchdog.DEFAULT_CHECK_INTERVAL;
 
+  /**
+   * Readiness fails when a heartbeat is older than this fraction of the watchdog's stall threshold
+   * (unless {@link Builder#readinessThreshold(Duration)} says otherwise): {@value}.
+   */
+  public static final double DEFAULT_READINESS_FRACTION = 0.9;
+
   private static final Logger log = LoggerFactory.getLogger(LoopGroup.class);
 
   private final List<WorkLoop> loops;
@@ -83,6 +92,7 @@ public final class LoopGroup {
   private final String healthHost;
   private final Map<String, HttpHandler> healthRoutes;
   private final Duration watchdogThreshold; // null: no watchdog
+  private final Duration readinessThreshold; // null: readiness ignores heartbeats
   private final Duration watchdogInterval;
   private final Ticker ticker;
   private final Watchdog.Terminator terminator;
@@ -114,6 +124,7 @@ public final class LoopGroup {
     this.healthHost = b.healthHost;
     this.healthRoutes = new LinkedHashMap<>(b.healthRoutes);
     this.watchdogThreshold = b.watchdogThreshold;
+    this.readinessThreshold = b.effectiveReadinessThreshold();
     this.watchdogInterval = b.watchdogInterval;
     this.ticker = ticker;
     this.terminator = b.terminator;
@@ -405,8 +416,9 @@ public final class LoopGroup {
 
   /**
    * Returns whether the group should receive work: every loop is running, no shutdown was
-   * requested, and (with a watchdog) every heartbeat is younger than the stall threshold. This is
-   * the health server's readiness check.
+   * requested, and every heartbeat is younger than the readiness threshold (by default {@link
+   * #DEFAULT_READINESS_FRACTION} of the watchdog's stall threshold; none without a watchdog). This
+   * is the health server's readiness check.
    *
    * @return true when ready
    */
@@ -421,8 +433,8 @@ public final class LoopGroup {
         return false;
       }
     }
-    if (watchdogThreshold != null) {
-      long threshold = watchdogThreshold.toNanos();
+    if (readinessThreshold != null) {
+      long threshold = readinessThreshold.toNanos();
       for (WorkLoop loop : loops) {
         if (loop.heartbeat().elapsedNanos() >= threshold) {
           return false;
@@ -522,6 +534,7 @@ public final class LoopGroup {
     private String healthHost = HealthServer.DEFAULT_HOST;
     private final Map<String, HttpHandler> healthRoutes = new LinkedHashMap<>();
     private Duration watchdogThreshold = DEFAULT_WATCHDOG_THRESHOLD;
+    private Duration readinessThreshold; // null: derived from the watchdog threshold
     private Duration watchdogInterval = DEFAULT_WATCHDOG_INTERVAL;
     private Ticker ticker; // null: the loops' heartbeats' ticker
     private Watchdog.Terminator terminator = Watchdog.Terminator.halt();
@@ -651,7 +664,31 @@ public final class LoopGroup {
     }
 
     /**
-     * Disables the watchdog: stalled loops are not detected, and readiness ignores heartbeats.
+     * Sets how old a heartbeat may be before readiness fails (default: {@link
+     * #DEFAULT_READINESS_FRACTION} of the watchdog threshold, or none without a watchdog).
+     *
+     * @param threshold positive; with a watchdog, at most its stall threshold
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder readinessThreshold(Duration threshold) {
+      this.readinessThreshold = positive("readinessThreshold", threshold);
+      return this;
+    }
+
+    Duration effectiveReadinessThreshold() {
+      if (readinessThreshold != null) {
+        return readinessThreshold;
+      }
+      if (watchdogThreshold == null) {
+        return null;
+      }
+      return Duration.ofNanos((long) (watchdogThreshold.toNanos() * DEFAULT_READINESS_FRACTION));
+    }
+
+    /**
+     * Disables the watchdog: stalled loops are not detected, and (unless {@link
+     * #readinessThreshold(Duration)} is set) readiness ignores heartbeats.
      *
      * @return this builder
      */
@@ -754,6 +791,16 @@ public final class LoopGroup {
                     + "; all heartbeats of a group must share one ticker");
           }
         }
+      }
+      if (readinessThreshold != null
+          && watchdogThreshold != null
+          && readinessThreshold.compareTo(watchdogThreshold) > 0) {
+        throw new IllegalArgumentException(
+            "readinessThreshold ("
+                + readinessThreshold
+                + ") must be <= watchdogThreshold ("
+                + watchdogThreshold
+                + "): readiness has to fail before the watchdog ends the process");
       }
       if (calibrationMode != Calibration.Mode.OFF) {
         List<Calibration.Violation> violations =

@@ -210,9 +210,10 @@ class LoopGroupTest {
     assertThat(status(group, "/health/ready")).isEqualTo(200);
     assertThat(status(group, "/health/live")).isEqualTo(200);
 
-    ticker.advance(Duration.ofSeconds(9));
+    ticker.advance(Duration.ofMillis(8_999));
     a.heartbeat().beat();
-    ticker.advance(Duration.ofSeconds(1)); // b: exactly at the threshold, the watchdog not yet
+    assertThat(status(group, "/health/ready")).as("b just below 90% of the threshold").isEqualTo(200);
+    ticker.advance(Duration.ofMillis(1)); // b: 9 s, 90% of the 10 s stall threshold
     assertThat(status(group, "/health/ready")).as("b is stale").isEqualTo(503);
     assertThat(group.isReady()).isFalse();
     assertThat(status(group, "/health/live")).isEqualTo(200);
@@ -225,6 +226,34 @@ class LoopGroupTest {
     assertThat(b.ended.await(5, TimeUnit.SECONDS)).isTrue();
     assertThat(status(group, "/health/ready")).as("b is not running").isEqualTo(503);
     assertThat(a.isRunning()).isTrue();
+  }
+
+  @Test
+  void aReadinessThresholdAboveTheWatchdogThresholdIsRejected() {
+    assertThatThrownBy(
+            () ->
+                builder()
+                    .loop(new FakeLoop("a"))
+                    .watchdogThreshold(Duration.ofSeconds(10))
+                    .readinessThreshold(Duration.ofSeconds(11))
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("readinessThreshold (PT11S) must be <= watchdogThreshold (PT10S)");
+  }
+
+  @Test
+  void anExplicitReadinessThresholdAppliesWithoutAWatchdog() throws Exception {
+    SettableTicker ticker = new SettableTicker();
+    FakeLoop a = new FakeLoop("a", ticker);
+    LoopGroup group =
+        builder().loop(a).noWatchdog().readinessThreshold(Duration.ofSeconds(5)).build();
+    runInBackground(group);
+    awaitStarted(a);
+    await().atMost(Duration.ofSeconds(5)).until(group::isReady);
+    ticker.advance(Duration.ofSeconds(5));
+    assertThat(group.isReady()).isFalse();
+    a.heartbeat().beat();
+    assertThat(group.isReady()).isTrue();
   }
 
   @Test

@@ -1,0 +1,454 @@
+package dev.tether.loop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.tether.Heartbeat;
+import dev.tether.LeaseExtenderConfig;
+import dev.tether.SettableClock;
+import dev.tether.SettableTicker;
+import dev.tether.mailbox.DeadLetterPolicy;
+import dev.tether.mailbox.InMemoryMailbox;
+import dev.tether.mailbox.Message;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class MainLoopTest {
+  private final SettableClock clock = new SettableClock();
+  private final SettableTicker ticker = new SettableTicker();
+  private final InMemoryMailbox<String, String> requests =
+      InMemoryMailbox.<String, String>builder("requests").clock(clock).build();
+  private final InMemoryMailbox<String, String> replies =
+      InMemoryMailbox.<String, String>builder("replies").clock(clock).build();
+  private final RecordingListener events = new RecordingListener();
+
+  /** Visibility 10 s, extension 10 s at most every 1 s, no long poll. */
+  private final MainLoopConfig config =
+      MainLoopConfig.builder()
+          .visibilityTimeout(Duration.ofSeconds(10))
+          .leaseExtender(LeaseExtenderConfig.of(Duration.ofSeconds(1), Duration.ofSeconds(10)))
+          .waitTime(Duration.ZERO)
+          .build();
+
+  @AfterEach
+  void closeMailboxes() {
+    requests.close();
+    replies.close();
+  }
+
+  private void advance(Duration d) {
+    clock.advance(d);
+    ticker.advance(d);
+  }
+
+  private MainLoop<String, String> loop(Handler<String, String> handler) {
+    return loop(config, handler);
+  }
+
+  private MainLoop<String, String> loop(MainLoopConfig cfg, Handler<String, String> handler) {
+    return MainLoop.builder("worker", requests, handler)
+        .config(cfg)
+        .ticker(ticker)
+        .listener(events)
+        .build();
+  }
+
+  @Test
+  void handlesAMessageThenRepliesAndAcknowledgesIt() {
+    requests.send("hello", replies);
+
+    loop((body, ctx) -> body.toUpperCase()).run(1);
+
+    assertThat(requests.approximateCount()).isZero();
+    List<Message<String, String>> got = replies.receive(10, Duration.ofSeconds(30), Duration.ZERO);
+    assertThat(got).extracting(Message::body).containsExactly("HELLO");
+    assertThat(events.log).containsExactly("received", "completed");
+  }
+
+  @Test
+  void beatsAfterReceiveEvenWhenIdle() { // seed 004: idle loops demonstrate liveness
+    MainLoop<String, String> loop = loop((body, ctx) -> body);
+    advance(Duration.ofSeconds(30));
+    assertThat(loop.heartbeat().elapsed()).isEqualTo(Duration.ofSeconds(30));
+
+    loop.run(1);
+
+    assertThat(loop.heartbeat().elapsed()).isZero();
+  }
+
+  @Test
+  void beatsAfterEachMessage() { // seed 004 test_mainloop_heartbeats_during_processing
+    requests.send("a");
+    MainLoop<String, String> loop =
+        loop(
+            (body, ctx) -> {
+              advance(Duration.ofSeconds(5)); // work without beating
+              return body;
+            });
+    loop.run(1);
+    assertThat(loop.heartbeat().elapsed()).isZero();
+  }
+
+  @Test
+  void leaseStaysAliveBeyondTheVisibilityTimeoutWhileTheHandlerBeats() {
+    // seed 000 test_mainloop_extends_during_tool_execution
+    requests.send("long job", replies);
+    ToolExecutor tools =
+        ToolExecutor.builder()
+            .tool(
+                "step",
+                (Tool<Integer, Integer>)
+                    (n, tctx) -> {
+                      advance(Duration.ofSeconds(3));
+                      return n + 1;
+                    })
+            .build();
+    AtomicInteger extensionsSeen = new AtomicInteger();
+
+    loop(
+            (body, ctx) -> {
+              int n = 0;
+              for (int i = 0; i < 10; i++) { // 30 s of work, visibility 10 s
+                n = (Integer) tools.execute("step", n, ctx);
+              }
+              extensionsSeen.set(ctx.isLeaseLost() ? -1 : n);
+              return "done " + n;
+            })
+        .run(1);
+
+    assertThat(extensionsSeen.get()).isEqualTo(10);
+    assertThat(events.log).containsExactly("received", "completed");
+    assertThat(replies.receive(1, Duration.ofSeconds(1), Duration.ZERO))
+        .extracting(Message::body)
+        .containsExactly("done 10");
+  }
+
+  @Test
+  void aStuckHandlerLosesItsLeaseAndTheMessageIsRedeliveredToAnotherWorker() {
+    // seed 000 test_stuck_worker_lease_expires, end to end
+    requests.send("job");
+    AtomicReference<Message<String, String>> takenOver = new AtomicReference<>();
+
+    loop(
+            (body, ctx) -> {
+              advance(Duration.ofSeconds(11)); // stuck: no beats past the visibility timeout
+              List<Message<String, String>> other =
+                  requests.receive(1, Duration.ofSeconds(60), Duration.ZERO);
+              takenOver.set(other.get(0));
+              return "stale result";
+            })
+        .run(1);
+
+    assertThat(takenOver.get().deliveryCount()).isEqualTo(2);
+    assertThat(events.log).containsExactly("received", "leaseLost");
+    takenOver.get().acknowledge(); // the new owner completes it
+    assertThat(requests.approximateCount()).isZero();
+  }
+
+  @Test
+  void extensionNeverShortensALeaseReceivedWithALongerVisibilityTimeout() {
+    // DESIGN.md trap: extending to now + extension cut a 1800 s lease to 300 s at the first beat.
+    requests.send("long", replies);
+    MainLoopConfig cfg =
+        MainLoopConfig.builder()
+            .visibilityTimeout(Duration.ofSeconds(1800))
+            .leaseExtender(LeaseExtenderConfig.of(Duration.ofSeconds(60), Duration.ofSeconds(300)))
+            .waitTime(Duration.ZERO)
+            .build();
+    AtomicReference<List<Message<String, String>>> seenByOthers = new AtomicReference<>();
+
+    loop(
+            cfg,
+            (body, ctx) -> {
+              advance(Duration.ofSeconds(61));
+              ctx.beat(); // due: extends to max(1800 s, 61 s + 300 s) = 1800 s
+              advance(Duration.ofSeconds(1000)); // t = 1061 s: past 361 s, before 1800 s
+              seenByOthers.set(requests.receive(1, Duration.ofSeconds(60), Duration.ZERO));
+              return "done";
+            })
+        .run(1);
+
+    assertThat(seenByOthers.get()).isEmpty();
+    assertThat(events.log).containsExactly("received", "completed");
+  }
+
+  @Test
+  void aStaleWorkersResultIsNeitherRepliedNorAcknowledged() {
+    // DESIGN.md trap: the reference replied before acknowledging, without checking the handle.
+    requests.send("job", replies);
+    AtomicReference<Message<String, String>> newOwner = new AtomicReference<>();
+
+    loop(
+            (body, ctx) -> {
+              advance(Duration.ofSeconds(11));
+              newOwner.set(requests.receive(1, Duration.ofSeconds(60), Duration.ZERO).get(0));
+              return "stale result";
+            })
+        .run(1);
+
+    assertThat(replies.approximateCount()).isZero();
+    newOwner.get().replyAndAcknowledge("fresh result");
+    assertThat(replies.receive(10, Duration.ofSeconds(1), Duration.ZERO))
+        .extracting(Message::body)
+        .containsExactly("fresh result");
+  }
+
+  @Test
+  void theHandlerSeesThatItsLeaseIsLostAndCanStopEarly() {
+    requests.send("job");
+    AtomicReference<Boolean> sawLoss = new AtomicReference<>();
+
+    loop(
+            (body, ctx) -> {
+              advance(Duration.ofSeconds(11));
+              requests.receive(1, Duration.ofSeconds(60), Duration.ZERO); // another worker takes over
+              assertThat(ctx.isLeaseLost()).isFalse();
+              ctx.beat(); // the due extension is refused: receipt handle expired
+              sawLoss.set(ctx.isLeaseLost());
+              return InnerLoop.run(0, ctx, (s, c) -> s < 3 ? s + 1 : null).toString();
+            })
+        .run(1);
+
+    assertThat(sawLoss.get()).isTrue();
+    assertThat(events.log).containsExactly("received", "leaseLost");
+  }
+
+  @Test
+  void aFailingHandlerIsNackedWithBackoffThatGrowsWithDeliveries() {
+    requests.send("flaky");
+    DeadLetterPolicy policy =
+        DeadLetterPolicy.builder()
+            .maxDeliveries(5)
+            .backoff(Duration.ofSeconds(2), Duration.ofMinutes(1))
+            .build();
+    MainLoopConfig cfg = config.toBuilder().deadLetterPolicy(policy).build();
+    AtomicInteger attempts = new AtomicInteger();
+    Handler<String, String> failing =
+        (body, ctx) -> {
+          attempts.incrementAndGet();
+          throw new IllegalStateException("boom");
+        };
+
+    loop(cfg, failing).run(1);
+    assertThat(requests.receive(1, Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
+    advance(Duration.ofSeconds(2)); // backoff(1) = 2 s
+    loop(cfg, failing).run(1);
+    advance(Duration.ofSeconds(3));
+    assertThat(requests.receive(1, Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
+    advance(Duration.ofSeconds(1)); // backoff(2) = 4 s
+    List<Message<String, String>> again = requests.receive(1, Duration.ofSeconds(10), Duration.ZERO);
+
+    assertThat(attempts.get()).isEqualTo(2);
+    assertThat(again).singleElement().extracting(Message::deliveryCount).isEqualTo(3);
+  }
+
+  @Test
+  void aMessageIsDeadLetteredWhenItsDeliveriesAreSpent() {
+    requests.send("poison");
+    MainLoopConfig cfg =
+        config.toBuilder()
+            .deadLetterPolicy(
+                DeadLetterPolicy.builder()
+                    .maxDeliveries(2)
+                    .backoff(Duration.ofSeconds(1), Duration.ofSeconds(1))
+                    .build())
+            .build();
+    Handler<String, String> failing =
+        (body, ctx) -> {
+          throw new IllegalArgumentException("bad input");
+        };
+
+    loop(cfg, failing).run(1);
+    advance(Duration.ofSeconds(1));
+    loop(cfg, failing).run(1);
+
+    assertThat(requests.deadLetters()).singleElement().satisfies(d -> {
+      assertThat(d.body()).isEqualTo("poison");
+      assertThat(d.reason()).contains("delivery 2 of 2").contains("bad input");
+    });
+    assertThat(events.log).containsExactly("received", "failed", "received", "failed");
+  }
+
+  @Test
+  void anErrorTypeListedToDeadLetterAtOnceSkipsTheRetries() {
+    requests.send("malformed");
+    MainLoopConfig cfg =
+        config.toBuilder()
+            .deadLetterPolicy(
+                DeadLetterPolicy.builder().deadLetterOn(IllegalArgumentException.class).build())
+            .build();
+    loop(
+            cfg,
+            (body, ctx) -> {
+              throw new NumberFormatException("not a number"); // a subclass matches
+            })
+        .run(1);
+    assertThat(requests.deadLetters()).hasSize(1);
+  }
+
+  @Test
+  void onShutdownMessagesNotYetStartedAreHandedBackAtOnce() {
+    requests.send("first");
+    requests.send("second");
+    requests.send("third");
+    MainLoopConfig cfg = config.toBuilder().maxMessages(3).build();
+    AtomicReference<MainLoop<String, String>> self = new AtomicReference<>();
+    List<String> handled = new CopyOnWriteArrayList<>();
+    MainLoop<String, String> loop =
+        loop(
+            cfg,
+            (body, ctx) -> {
+              handled.add(body);
+              self.get().shutdown();
+              assertThat(ctx.isShutdownRequested()).isTrue();
+              return body; // the started message still completes
+            });
+    self.set(loop);
+
+    loop.run();
+
+    assertThat(handled).containsExactly("first");
+    // nack(0): visible again at once, without advancing the clock
+    List<Message<String, String>> back = requests.receive(10, Duration.ofSeconds(10), Duration.ZERO);
+    assertThat(back).extracting(Message::body).containsExactly("second", "third");
+    assertThat(requests.approximateCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aHandlerStoppingForShutdownHandsItsMessageBack() {
+    requests.send("long");
+    AtomicReference<MainLoop<String, String>> self = new AtomicReference<>();
+    MainLoop<String, String> loop =
+        loop(
+            (body, ctx) -> {
+              self.get().shutdown();
+              // stops at once: shutdown requested
+              return InnerLoop.run(0, ctx, (Integer s, WorkContext c) -> s + 1).toString();
+            });
+    self.set(loop);
+    loop.run();
+    assertThat(requests.receive(1, Duration.ofSeconds(10), Duration.ZERO))
+        .extracting(Message::body)
+        .containsExactly("long");
+    assertThat(events.log).containsExactly("received");
+  }
+
+  @Test
+  void shutdownWakesALoopBlockedInALongPoll() {
+    MainLoopConfig cfg = config.toBuilder().waitTime(Duration.ofSeconds(20)).build();
+    MainLoop<String, String> loop =
+        MainLoop.builder("poller", requests, (String body, WorkContext ctx) -> body)
+            .config(cfg)
+            .build();
+    Thread t = new Thread(loop::run);
+    t.start();
+    await().atMost(Duration.ofSeconds(5)).until(loop::isRunning);
+
+    loop.shutdown();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> !t.isAlive());
+    assertThat(loop.isRunning()).isFalse();
+  }
+
+  @Test
+  void aNestedLoopsBeatsExtendTheOuterLease() {
+    // seeds 001/002 EvalLoop: the outer loop passes its heartbeat to the inner loop's execute
+    InMemoryMailbox<String, String> unused =
+        InMemoryMailbox.<String, String>builder("inner").clock(clock).build();
+    MainLoop<String, String> inner =
+        MainLoop.builder(
+                "inner",
+                unused,
+                (String body, WorkContext ctx) -> {
+                  for (int i = 0; i < 10; i++) {
+                    advance(Duration.ofSeconds(3));
+                    ctx.beat();
+                  }
+                  return body + " evaluated";
+                })
+            .ticker(ticker)
+            .build();
+    requests.send("sample", replies);
+
+    loop((body, ctx) -> inner.execute(body, ctx)).run(1);
+
+    assertThat(events.log).containsExactly("received", "completed");
+    assertThat(replies.receive(1, Duration.ofSeconds(1), Duration.ZERO))
+        .extracting(Message::body)
+        .containsExactly("sample evaluated");
+    unused.close();
+  }
+
+  @Test
+  void theContextCarriesDeliveryCountAndDeadline() {
+    requests.send("job");
+    MainLoopConfig cfg = config.toBuilder().deadline(Duration.ofMinutes(10)).build();
+    AtomicReference<WorkContext> seen = new AtomicReference<>();
+    loop(
+            cfg,
+            (body, ctx) -> {
+              seen.set(ctx);
+              assertThat(ctx.deadline()).get().extracting(Deadline::remaining)
+                  .isEqualTo(Duration.ofMinutes(10));
+              advance(Duration.ofMinutes(10));
+              assertThat(ctx.shouldStop()).isTrue();
+              ctx.beat();
+              return body;
+            })
+        .run(1);
+    assertThat(seen.get().deliveryCount()).isEqualTo(1);
+    assertThat(seen.get().messageId()).isPresent();
+  }
+
+  @Test
+  void aLoopRunsOnlyOnce() {
+    MainLoop<String, String> loop = loop((body, ctx) -> body);
+    loop.run(1);
+    assertThatThrownBy(() -> loop.run(1))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("already been run");
+  }
+
+  @Test
+  void aHeartbeatOnAnotherTickerIsRejected() {
+    assertThatThrownBy(
+            () ->
+                MainLoop.builder("w", requests, (String b, WorkContext c) -> b)
+                    .ticker(ticker)
+                    .heartbeat(new Heartbeat())
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ticker");
+  }
+
+  private static final class RecordingListener implements MainLoop.Listener {
+    final List<String> log = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void received(Message<?, ?> message) {
+      log.add("received");
+    }
+
+    @Override
+    public void completed(Message<?, ?> message, Duration took) {
+      log.add("completed");
+    }
+
+    @Override
+    public void failed(
+        Message<?, ?> message, Exception error, DeadLetterPolicy.Decision d, Duration took) {
+      log.add("failed");
+    }
+
+    @Override
+    public void leaseLost(Message<?, ?> message) {
+      log.add("leaseLost");
+    }
+  }
+}
