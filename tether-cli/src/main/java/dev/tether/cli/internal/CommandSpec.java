@@ -41,6 +41,10 @@ public record CommandSpec(
   /**
    * Validates and normalizes the spec.
    *
+   * @param argv the program and its arguments (one script with {@code shell})
+   * @param shell whether to run through {@code /bin/sh -c}
+   * @param liveness {@code output} or {@code process}; null means {@code output}
+   * @param env environment additions, or null
    * @throws IllegalArgumentException if argv is empty, its program is blank, a shell spec has more
    *     than one element, the liveness mode is unknown or an environment name is invalid
    */

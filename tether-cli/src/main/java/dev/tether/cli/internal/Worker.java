@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * when the store shows the lease expired or taken over, its process tree is killed. {@link #stop}
  * hands running items back at once.
  *
- * <p>Thread-safe; {@link #start()} once, {@link #stop(Duration)} idempotent.
+ * <p>Thread-safe; {@link #start(Health, boolean)} once, {@link #stop(Duration)} idempotent.
  */
 public final class Worker implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Worker.class);
@@ -78,6 +78,15 @@ public final class Worker implements AutoCloseable {
     /**
      * Validates the configuration.
      *
+     * @param queue the queue to work on
+     * @param concurrency parallel loops, 1..64
+     * @param visibility lease duration on receive
+     * @param extendEvery minimum time between two extensions (rate limit)
+     * @param extension how far each extension reaches from now
+     * @param killGrace time between SIGTERM and SIGKILL when a command must stop
+     * @param tailBytes bytes of each output stream kept
+     * @param sweepInterval time between recovery sweeps
+     * @param watchdog stall threshold of the watchdog, or null for none
      * @throws IllegalArgumentException naming the value and the rule
      */
     public Config {
