@@ -27,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -101,6 +102,15 @@ class DashboardBrowserIT {
             .build());
   }
 
+  /** Clicks, finding the element again if a refresh replaced it in between. */
+  private void click(String css) {
+    await().atMost(Duration.ofSeconds(5)).ignoreException(StaleElementReferenceException.class)
+        .until(() -> {
+          driver.findElement(By.cssSelector(css)).click();
+          return true;
+        });
+  }
+
   private String cell(long id, String cls) {
     return driver.findElement(By.cssSelector("#inflight tr[data-id='" + id + "'] td." + cls)).getText();
   }
@@ -122,6 +132,7 @@ class DashboardBrowserIT {
 
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
         .until(() -> !driver.findElements(By.cssSelector("#inflight tr[data-id='" + chatty + "']")).isEmpty());
+    WebElement row = driver.findElement(By.cssSelector("#inflight tr[data-id='" + chatty + "']"));
     String age1 = cell(chatty, "hb-age");
     String left1 = cell(chatty, "lease-left");
     await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
@@ -129,6 +140,8 @@ class DashboardBrowserIT {
     await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
         .until(() -> !cell(chatty, "lease-left").equals(left1));
     assertThat(cell(chatty, "lease-left")).doesNotStartWith("-");
+    // the live refresh updates the row in place instead of replacing it
+    assertThat(row.getAttribute("data-id")).isEqualTo(Long.toString(chatty));
 
     // item text is text, never markup
     WebElement failedRow = driver.findElement(By.cssSelector("#failed tr[data-id='" + failed + "']"));
@@ -138,24 +151,24 @@ class DashboardBrowserIT {
     assertThat(((org.openqa.selenium.JavascriptExecutor) driver).executeScript("return window.pwned === undefined")).isEqualTo(true);
 
     // the item's history opens on click
-    driver.findElement(By.cssSelector("#failed tr[data-id='" + failed + "'] a.id")).click();
+    click("#failed tr[data-id='" + failed + "'] a.id");
     await().atMost(Duration.ofSeconds(5)).until(() -> driver.findElement(By.id("item")).isDisplayed());
     assertThat(driver.findElement(By.id("item-checkpoints")).getText()).contains("released_failed");
 
     // requeue without a token is refused (401), with a wrong one too (403)
     WebElement message = driver.findElement(By.id("message"));
-    driver.findElement(By.cssSelector("#failed button.requeue[data-id='" + failed + "']")).click();
+    click("#failed button.requeue[data-id='" + failed + "']");
     await().atMost(Duration.ofSeconds(5)).until(() -> message.getText().contains("401"));
     WebElement token = driver.findElement(By.id("token"));
     token.sendKeys("not-the-token", Keys.TAB);
-    driver.findElement(By.cssSelector("#failed button.requeue[data-id='" + failed + "']")).click();
+    click("#failed button.requeue[data-id='" + failed + "']");
     await().atMost(Duration.ofSeconds(5)).until(() -> message.getText().contains("403"));
     assertThat(lm.find(failed).orElseThrow().status().dbValue()).isEqualTo("failed");
 
     // with the token it works
     token.clear();
     token.sendKeys(TOKEN, Keys.TAB);
-    driver.findElement(By.cssSelector("#failed button.requeue[data-id='" + failed + "']")).click();
+    click("#failed button.requeue[data-id='" + failed + "']");
     await().atMost(Duration.ofSeconds(5)).until(() -> message.getText().contains("done"));
     assertThat(lm.find(failed).orElseThrow().status().dbValue()).isEqualTo("pending");
 
