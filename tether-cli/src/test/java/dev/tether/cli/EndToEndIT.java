@@ -12,14 +12,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs the real jar as separate processes against a temporary SQLite file. Worker timeouts are
- * short (lease 2 s, extended at most every 500 ms) so that stalls show within seconds.
+ * short (lease 3 s, extended by 2 s at most every 500 ms) so that stalls show within seconds.
  */
 @Timeout(120)
 class EndToEndIT {
   @TempDir Path dir;
 
   private static final String[] FAST = {
-    "--visibility", "2s", "--extend-every", "500ms", "--extension", "1500ms", "--kill-grace", "1s",
+    "--visibility", "3s", "--extend-every", "500ms", "--extension", "2s", "--kill-grace", "1s",
     "--sweep-every", "1s"
   };
 
@@ -75,9 +75,9 @@ class EndToEndIT {
   @Test
   void silentCommandLosesItsLeaseWhileAChattyOneOfTheSameLengthKeepsIt() throws Exception {
     JarRunner t = new JarRunner(dir);
-    long silent = id(t.run("enqueue", "--max-attempts", "2", "--", "sh", "-c", "sleep 5"));
+    long silent = id(t.run("enqueue", "--max-attempts", "2", "--", "sh", "-c", "sleep 6"));
     long chatty = id(t.run("enqueue", "--max-attempts", "2", "--", "sh", "-c",
-        "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick $i; sleep 0.5; done"));
+        "for i in $(seq 1 20); do echo tick $i; sleep 0.3; done"));
     JarRunner.Proc w = t.start(worker("--concurrency", "3"));
     try {
       await().atMost(Duration.ofSeconds(60))
