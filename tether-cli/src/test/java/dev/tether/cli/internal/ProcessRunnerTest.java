@@ -41,7 +41,7 @@ class ProcessRunnerTest {
         run(sh("for i in 1 2 3 4 5 6; do echo line$i; sleep 0.05; done; echo oops >&2"),
             WorkContext.of(heartbeat));
     assertThat(r.exitStatus()).isZero();
-    assertThat(r.chunks()).isGreaterThanOrEqualTo(4);
+    assertThat(r.chunks()).isGreaterThanOrEqualTo(2); // lines 50 ms apart: separate reads, unless the machine stalls
     assertThat(beats.get()).isEqualTo((int) r.chunks());
     assertThat(r.stdoutTail()).contains("line1").contains("line6");
     assertThat(r.stderrTail()).isEqualTo("oops\n");
@@ -60,7 +60,7 @@ class ProcessRunnerTest {
     CommandSpec spec = new CommandSpec(List.of("sleep 0.8"), true, "process", Map.of());
     CommandResult r = run(spec, WorkContext.of(heartbeat));
     assertThat(r.exitStatus()).isZero();
-    assertThat(beats.get()).isBetween(4, 12);
+    assertThat(beats.get()).isBetween(2, 12); // every 100 ms for 800 ms, allowing for a loaded machine
   }
 
   @Test
