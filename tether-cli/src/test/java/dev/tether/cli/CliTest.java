@@ -210,6 +210,11 @@ class CliTest {
   }
 
   @Test
+  void unsupportedUrlIsAFailureNamingTheAcceptedForms() {
+    assertOneLineError(tether("ls", "--db", "mysql://localhost/x"), 1, "unsupported --db 'mysql://localhost/x'");
+  }
+
+  @Test
   void corruptFileIsRefusedAndLeftUnchanged() throws Exception {
     Path f = dir.resolve("t.db");
     byte[] junk = "this is not a database, just some text that is long enough".repeat(100).getBytes(StandardCharsets.UTF_8);

@@ -63,6 +63,10 @@ public final class Stores {
    */
   public static TetherStore open(String db, boolean create) {
     String lower = db.toLowerCase(Locale.ROOT);
+    if (!lower.startsWith("jdbc:") && lower.contains("://")) {
+      throw new BadStoreException(
+          "unsupported --db '" + db + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
+    }
     if (!lower.startsWith("jdbc:") || lower.startsWith("jdbc:sqlite:")) {
       String file = lower.startsWith("jdbc:sqlite:") ? db.substring("jdbc:sqlite:".length()) : db;
       int q = file.indexOf('?');

@@ -138,6 +138,7 @@ public final class Worker implements AutoCloseable {
   private LoopGroup group; // guarded by lifecycle
   private Thread groupThread; // guarded by lifecycle
   private final AtomicReference<RuntimeException> groupFailure = new AtomicReference<>();
+  private volatile boolean startReturned;
 
   /**
    * Creates a worker.
@@ -253,7 +254,11 @@ public final class Worker implements AutoCloseable {
                   g.run();
                 } catch (RuntimeException e) {
                   groupFailure.set(e);
-                  log.error("Worker {}: loop group failed", workerId, e);
+                  if (startReturned) {
+                    log.error("Worker {}: loop group failed", workerId, e);
+                  } else {
+                    log.debug("Worker {}: loop group failed to start", workerId, e); // rethrown
+                  }
                 }
               },
               "tether-group");
@@ -274,6 +279,10 @@ public final class Worker implements AutoCloseable {
         Thread.currentThread().interrupt();
         break;
       }
+    }
+    startReturned = true;
+    if (groupFailure.get() != null) {
+      throw groupFailure.get();
     }
     sweep.start();
     log.info("Worker {} started: {}", workerId, config);
