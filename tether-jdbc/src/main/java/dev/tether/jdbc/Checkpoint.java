@@ -4,12 +4,13 @@ import java.time.Instant;
 
 /**
  * One entry of a work item's audit trail: how one attempt ended other than by success (lease
- * expired, released as failed, handed back, dead-lettered) or an operator action (redriven).
+ * expired, released as failed, handed back, dead-lettered) or an operator action (redriven,
+ * cancelled).
  *
  * @param id the checkpoint id
  * @param itemId the work item
  * @param kind {@code lease_expired}, {@code released_failed}, {@code nacked}, {@code
- *     dead_lettered} or {@code redriven}
+ *     dead_lettered}, {@code redriven} or {@code cancelled}
  * @param leaseHolder the worker that held the lease, or null
  * @param leaseToken the lease token, or null
  * @param deliveryCount the item's delivery count at that moment
@@ -37,4 +38,6 @@ public record Checkpoint(
   public static final String DEAD_LETTERED = "dead_lettered";
   /** Kind written when an operator requeues a failed item. */
   public static final String REDRIVEN = "redriven";
+  /** Kind written when an operator cancels a pending or in-progress item ({@link QueueAdmin#cancel}). */
+  public static final String CANCELLED = "cancelled";
 }

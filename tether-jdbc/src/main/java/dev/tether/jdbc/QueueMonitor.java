@@ -179,4 +179,53 @@ public final class QueueMonitor {
     }
     return out;
   }
+
+  /**
+   * Lists items as {@code query} says (queue and status filters, order, limit), without their
+   * checkpoints (use {@link #item(long)} for the audit trail of one item). Each returned item
+   * carries its input and output bytes.
+   *
+   * @param query which items, in which order, how many
+   * @return the items, possibly empty
+   * @throws NullPointerException if {@code query} is null
+   * @throws StoreUnavailableException if the database cannot be reached
+   * @throws TetherStoreException on another database error
+   */
+  public List<WorkItem> items(ItemQuery query) {
+    Objects.requireNonNull(query, "query");
+    return store.read("listing items (" + query + ")", c -> admin().items(c, query));
+  }
+
+  /**
+   * Returns how many items of {@code queue} are {@code pending}, including those whose {@code
+   * available_at} (a retry backoff or hand-back delay) has not passed yet.
+   *
+   * @param queue the queue
+   * @return the count
+   * @throws NullPointerException if {@code queue} is null
+   * @throws StoreUnavailableException if the database cannot be reached
+   * @throws TetherStoreException on another database error
+   */
+  public long pendingCount(String queue) {
+    Objects.requireNonNull(queue, "queue");
+    return store.read("counting the pending items of queue '" + queue + "'", c -> admin().pendingCount(c, queue));
+  }
+
+  /**
+   * Returns how many checkpoints of each kind the store holds over every queue (for example
+   * {@link Checkpoint#LEASE_EXPIRED}: redeliveries after an expired lease). Kinds with no
+   * checkpoint are omitted. Retention cleanup ({@link RecoverySweep#cleanup()}) and purges
+   * ({@link QueueAdmin}) lower the counts.
+   *
+   * @return kind to count, ordered by kind
+   * @throws StoreUnavailableException if the database cannot be reached
+   * @throws TetherStoreException on another database error
+   */
+  public SortedMap<String, Long> countsByCheckpointKind() {
+    return store.read("counting checkpoints by kind", admin()::checkpointCounts);
+  }
+
+  private AdminRepository admin() {
+    return new AdminRepository(store.dialect());
+  }
 }

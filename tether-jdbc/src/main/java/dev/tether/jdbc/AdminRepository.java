@@ -1,0 +1,216 @@
+package dev.tether.jdbc;
+
+import dev.tether.jdbc.internal.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * The SQL of the listings and counts of {@link QueueMonitor} and of the operator actions of {@link
+ * QueueAdmin} (cancel, purge). Kept apart from {@link WorkItemRepository}, which holds the
+ * lease state machine. Methods run on the caller's connection inside the caller's transaction
+ * (or in auto-commit for reads); stateless apart from the dialect, so thread-safe.
+ */
+final class AdminRepository {
+  private static final String ITEM_COLUMNS =
+      "id, queue, task_id, work_type, status, priority, lease_holder, lease_token,"
+          + " lease_acquired_at, lease_expires_at, heartbeat_at, delivery_count, max_attempts,"
+          + " available_at, idempotency_key, reply_to, input_data, output_data, error_message,"
+          + " created_at, started_at, completed_at, updated_at";
+
+  private final Dialect d;
+
+  AdminRepository(Dialect dialect) {
+    this.d = dialect;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  List<WorkItem> items(Connection c, ItemQuery q) throws SQLException {
+    StringBuilder sql = new StringBuilder("SELECT ").append(ITEM_COLUMNS).append(" FROM work_items");
+    List<String> where = new ArrayList<>(2);
+    if (q.queue() != null) {
+      where.add("queue = ?");
+    }
+    if (q.status() != null) {
+      where.add("status = ?");
+    }
+    if (!where.isEmpty()) {
+      sql.append(" WHERE ").append(String.join(" AND ", where));
+    }
+    switch (q.order()) {
+      case NEWEST_FIRST:
+        sql.append(" ORDER BY id DESC");
+        break;
+      case LEASE_EXPIRY_FIRST:
+        // In-progress rows always have an expiry (and an index on it); otherwise NULLs go last
+        // on both engines (SQLite would put them first).
+        sql.append(q.status() == WorkStatus.IN_PROGRESS
+            ? " ORDER BY lease_expires_at, id"
+            : " ORDER BY CASE WHEN lease_expires_at IS NULL THEN 1 ELSE 0 END, lease_expires_at, id");
+        break;
+      default:
+        throw new IllegalStateException("unhandled order " + q.order() + "; indicates a bug");
+    }
+    sql.append(" LIMIT ?");
+    try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+      int i = 1;
+      if (q.queue() != null) {
+        ps.setString(i++, q.queue());
+      }
+      if (q.status() != null) {
+        ps.setString(i++, q.status().dbValue());
+      }
+      ps.setInt(i, q.limit());
+      List<WorkItem> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(item(rs));
+        }
+      }
+      return out;
+    }
+  }
+
+  private WorkItem item(ResultSet rs) throws SQLException {
+    return new WorkItem(
+        rs.getLong("id"),
+        rs.getString("queue"),
+        rs.getString("task_id"),
+        rs.getString("work_type"),
+        WorkStatus.fromDb(rs.getString("status")),
+        rs.getInt("priority"),
+        rs.getString("lease_holder"),
+        Dialect.getLongOrNull(rs, "lease_token"),
+        d.getInstant(rs, "lease_acquired_at"),
+        d.getInstant(rs, "lease_expires_at"),
+        d.getInstant(rs, "heartbeat_at"),
+        rs.getInt("delivery_count"),
+        rs.getInt("max_attempts"),
+        d.getInstant(rs, "available_at"),
+        rs.getString("idempotency_key"),
+        rs.getString("reply_to"),
+        rs.getBytes("input_data"),
+        rs.getBytes("output_data"),
+        rs.getString("error_message"),
+        d.getInstant(rs, "created_at"),
+        d.getInstant(rs, "started_at"),
+        d.getInstant(rs, "completed_at"),
+        d.getInstant(rs, "updated_at"),
+        List.of());
+  }
+
+  long pendingCount(Connection c, String queue) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending'")) {
+      ps.setString(1, queue);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  SortedMap<String, Long> checkpointCounts(Connection c) throws SQLException {
+    SortedMap<String, Long> out = new TreeMap<>();
+    try (PreparedStatement ps =
+            c.prepareStatement("SELECT kind, COUNT(*) FROM work_item_checkpoints GROUP BY kind");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.put(rs.getString(1), rs.getLong(2));
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- operator actions
+
+  /**
+   * Fails a pending or in-progress item whatever lease holds it; returns false (changing nothing)
+   * if the item is unknown or already finished. Clears the lease token, so any holder's later
+   * renew, ack or release is refused.
+   */
+  boolean cancel(Connection c, long id, String reason, Instant now) throws SQLException {
+    String status;
+    String holder;
+    Long token;
+    int deliveries;
+    Instant heartbeat;
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT status, lease_holder, lease_token, delivery_count, heartbeat_at FROM work_items"
+                + " WHERE id = ?" + (d == Dialect.POSTGRES ? " FOR UPDATE" : ""))) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return false;
+        }
+        status = rs.getString("status");
+        holder = rs.getString("lease_holder");
+        token = Dialect.getLongOrNull(rs, "lease_token");
+        deliveries = rs.getInt("delivery_count");
+        heartbeat = d.getInstant(rs, "heartbeat_at");
+      }
+    }
+    if (!WorkStatus.PENDING.dbValue().equals(status) && !WorkStatus.IN_PROGRESS.dbValue().equals(status)) {
+      return false;
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE work_items SET status = 'failed', lease_token = NULL, lease_expires_at = NULL,"
+                + " error_message = ?, completed_at = ?, updated_at = ? WHERE id = ? AND status = ?"
+                + (token == null ? " AND lease_token IS NULL" : " AND lease_token = ?"))) {
+      ps.setString(1, reason);
+      d.setInstant(ps, 2, now);
+      d.setInstant(ps, 3, now);
+      ps.setLong(4, id);
+      ps.setString(5, status);
+      if (token != null) {
+        ps.setLong(6, token);
+      }
+      if (ps.executeUpdate() != 1) {
+        // The row is locked (PostgreSQL) or the write transaction is exclusive (SQLite).
+        throw new IllegalStateException(
+            "conditional cancel of work item " + id + " matched no row although it was just read as '"
+                + status + "'; indicates a bug");
+      }
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
+                + " delivery_count, heartbeat_at, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+      ps.setLong(1, id);
+      ps.setString(2, Checkpoint.CANCELLED);
+      ps.setString(3, holder);
+      Dialect.setLongOrNull(ps, 4, token);
+      ps.setInt(5, deliveries);
+      d.setInstant(ps, 6, heartbeat);
+      ps.setString(7, reason);
+      d.setInstant(ps, 8, now);
+      ps.executeUpdate();
+    }
+    return true;
+  }
+
+  /** Deletes completed items with {@code completed_at < before} and their checkpoints. */
+  int purgeCompleted(Connection c, Instant before) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
+                + " WHERE status = 'completed' AND completed_at < ?)")) {
+      d.setInstant(ps, 1, before);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement("DELETE FROM work_items WHERE status = 'completed' AND completed_at < ?")) {
+      d.setInstant(ps, 1, before);
+      return ps.executeUpdate();
+    }
+  }
+}

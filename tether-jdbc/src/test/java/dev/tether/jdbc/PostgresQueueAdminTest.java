@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class PostgresQueueAdminTest extends QueueAdminCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.postgres();
+  }
+}

@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class SqliteQueueAdminTest extends QueueAdminCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
+  }
+}
