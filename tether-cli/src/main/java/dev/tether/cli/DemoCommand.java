@@ -4,13 +4,14 @@ import dev.tether.cli.internal.CommandResult;
 import dev.tether.cli.internal.CommandSpec;
 import dev.tether.cli.internal.Dashboard;
 import dev.tether.cli.internal.Durations;
-import dev.tether.cli.internal.Queries;
+import dev.tether.cli.internal.QueueTotals;
 import dev.tether.cli.internal.Table;
 import dev.tether.cli.internal.Worker;
 import dev.tether.cli.internal.WorkerEvents;
 import dev.tether.cli.internal.WorkerMetrics;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.NewWorkItem;
+import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
 import java.io.PrintWriter;
@@ -104,6 +105,7 @@ final class DemoCommand implements Callable<Integer> {
     say("store: " + dbFile + " (fresh SQLite file)");
     try (TetherStore store = TetherStore.open(dbFile.toString())) {
       LeaseManager lm = new LeaseManager(store, "tether-demo");
+      QueueMonitor monitor = new QueueMonitor(store);
       for (Job j : JOBS) {
         CommandSpec s = new CommandSpec(List.of(j.script()), true, j.liveness(), Map.of());
         long id =
@@ -134,7 +136,7 @@ final class DemoCommand implements Callable<Integer> {
       boolean finished = false;
       while (System.nanoTime() < deadline) {
         Thread.sleep(250);
-        Queries.QueueCounts c = Queries.counts(store).stream().filter(q -> q.queue().equals("demo")).findFirst().orElse(null);
+        QueueTotals c = QueueTotals.of(monitor).stream().filter(q -> q.queue().equals("demo")).findFirst().orElse(null);
         if (c != null && c.pending() == 0 && c.inProgress() == 0) {
           finished = true;
           break;

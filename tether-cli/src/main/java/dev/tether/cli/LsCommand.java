@@ -2,11 +2,14 @@ package dev.tether.cli;
 
 import dev.tether.cli.internal.Durations;
 import dev.tether.cli.internal.Json;
-import dev.tether.cli.internal.Queries;
 import dev.tether.cli.internal.Reports;
 import dev.tether.cli.internal.Stores;
 import dev.tether.cli.internal.Table;
+import dev.tether.jdbc.ItemQuery;
+import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.WorkItem;
+import dev.tether.jdbc.WorkStatus;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,35 +48,36 @@ final class LsCommand implements Callable<Integer> {
     if (queue != null) {
       Stores.checkQueue(queue);
     }
-    String st = null;
+    WorkStatus st = null;
     if (status != null) {
-      st = status.toLowerCase(Locale.ROOT).replace('-', '_');
-      if (!List.of("pending", "in_progress", "completed", "failed").contains(st)) {
+      String s = status.toLowerCase(Locale.ROOT).replace('-', '_');
+      if (!List.of("pending", "in_progress", "completed", "failed").contains(s)) {
         throw new TetherCli.UsageException(
             "unknown --status '" + status + "'; use pending, in_progress, completed or failed");
       }
+      st = WorkStatus.fromDb(s);
     }
-    if (limit < 1 || limit > 100_000) {
+    if (limit < 1 || limit > ItemQuery.MAX_LIMIT) {
       throw new TetherCli.UsageException("--limit must be 1..100000, was " + limit);
     }
     PrintWriter out = spec.commandLine().getOut();
-    List<Queries.Row> rows;
+    List<WorkItem> rows;
     try (TetherStore s = store.open(false)) {
-      rows = Queries.list(s, queue, st, limit);
+      rows = new QueueMonitor(s).items(ItemQuery.all().withQueue(queue).withStatus(st).withLimit(limit));
     }
     if (json) {
       out.println(Json.MAPPER.writeValueAsString(Reports.rows(rows)));
     } else {
       Instant now = Instant.now();
       Table t = new Table("ID", "QUEUE", "STATUS", "TRIES", "AGE", "COMMAND", "ERROR");
-      for (Queries.Row r : rows) {
+      for (WorkItem r : rows) {
         t.row(
             r.id(),
             r.queue(),
-            r.status(),
+            r.status().dbValue(),
             r.deliveryCount() + "/" + r.maxAttempts(),
             Durations.human(Duration.between(r.createdAt(), now)),
-            Reports.commandOf(r.input()),
+            Reports.commandOf(Reports.inputOf(r)),
             dev.tether.cli.internal.CommandResult.firstLine(r.errorMessage()));
       }
       t.print(out, Terminal.colour());

@@ -1,11 +1,10 @@
 package dev.tether.cli;
 
 import dev.tether.cli.internal.Durations;
-import dev.tether.cli.internal.Queries;
+import dev.tether.jdbc.QueueAdmin;
 import dev.tether.jdbc.TetherStore;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -31,7 +30,7 @@ final class PurgeCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     int n;
     try (TetherStore s = store.open(false)) {
-      n = Queries.purgeCompletedBefore(s, Instant.now().minus(age).plusMillis(1));
+      n = new QueueAdmin(s).purgeCompletedOlderThan(age);
     }
     out.println("purged " + n + " completed item" + (n == 1 ? "" : "s") + " finished more than " + Durations.human(age) + " ago");
     out.flush();

@@ -5,10 +5,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import dev.tether.health.HealthServer;
+import dev.tether.jdbc.ItemQuery;
 import dev.tether.jdbc.LeaseManager;
+import dev.tether.jdbc.QueueAdmin;
+import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.SweepStatistics;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
+import dev.tether.jdbc.WorkStatus;
 import dev.tether.loop.MainLoop;
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,6 +24,7 @@ import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
@@ -46,6 +51,7 @@ public final class Dashboard {
   private static final Logger log = LoggerFactory.getLogger(Dashboard.class);
 
   private final TetherStore store;
+  private final QueueMonitor monitor;
   private final byte[] token;
   private final Worker worker; // may be null (serve)
   private final WorkerMetrics metrics; // may be null
@@ -61,6 +67,7 @@ public final class Dashboard {
    */
   public Dashboard(TetherStore store, String token, Worker worker, WorkerMetrics metrics) {
     this.store = store;
+    this.monitor = new QueueMonitor(store);
     this.token = token.getBytes(StandardCharsets.UTF_8);
     this.worker = worker;
     this.metrics = metrics;
@@ -153,8 +160,8 @@ public final class Dashboard {
   private ObjectNode state() {
     Instant now = Instant.now();
     ObjectNode o = Reports.stats(store, now);
-    o.set("recent", Reports.rows(Queries.list(store, null, null, 30)));
-    o.set("failed_items", Reports.rows(Queries.list(store, null, "failed", 30)));
+    o.set("recent", Reports.rows(monitor.items(ItemQuery.all().withLimit(30))));
+    o.set("failed_items", Reports.rows(monitor.items(ItemQuery.all().withStatus(WorkStatus.FAILED).withLimit(30))));
     if (worker != null) {
       ArrayNode loops = o.putArray("loops");
       for (MainLoop<String, String> l : worker.loops()) {
@@ -211,7 +218,7 @@ public final class Dashboard {
     if (action.equals("requeue")) {
       done = new LeaseManager(store, "tether-dashboard").redrive(id.get());
     } else {
-      done = Queries.cancel(store, id.get(), "cancelled from the dashboard");
+      done = new QueueAdmin(store).cancel(id.get(), "cancelled from the dashboard");
     }
     ObjectNode o = Json.MAPPER.createObjectNode();
     o.put("id", id.get());
@@ -251,7 +258,8 @@ public final class Dashboard {
     }
     StringBuilder b = new StringBuilder();
     help(b, "tether_items", "gauge", "Work items by queue and status.");
-    for (Queries.QueueCounts q : Queries.counts(store)) {
+    List<QueueTotals> totals = QueueTotals.of(monitor);
+    for (QueueTotals q : totals) {
       for (Map.Entry<String, Long> e :
           Map.of("pending", q.pending(), "in_progress", q.inProgress(), "completed",
               q.completed(), "failed", q.failed()).entrySet()) {
@@ -260,10 +268,10 @@ public final class Dashboard {
       }
     }
     long deadLetters = 0;
-    for (Queries.QueueCounts q : Queries.counts(store)) {
+    for (QueueTotals q : totals) {
       deadLetters += q.failed();
     }
-    Map<String, Long> cps = Queries.checkpointCounts(store);
+    Map<String, Long> cps = monitor.countsByCheckpointKind();
     help(b, "tether_redeliveries_total", "counter", "Expired leases reclaimed for redelivery (lease_expired checkpoints).");
     b.append("tether_redeliveries_total ").append(cps.getOrDefault("lease_expired", 0L)).append('\n');
     help(b, "tether_dead_letters", "gauge", "Items dead-lettered: failed past their attempts, dead-lettered or cancelled.");

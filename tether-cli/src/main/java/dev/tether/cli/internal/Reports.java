@@ -3,6 +3,8 @@ package dev.tether.cli.internal;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tether.jdbc.Checkpoint;
+import dev.tether.jdbc.ItemQuery;
+import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
 import java.time.Duration;
@@ -37,14 +39,14 @@ public final class Reports {
   /**
    * One listing row as JSON.
    *
-   * @param r the row
+   * @param r the item (checkpoints not needed)
    * @return the object
    */
-  public static ObjectNode row(Queries.Row r) {
+  public static ObjectNode row(WorkItem r) {
     ObjectNode o = Json.MAPPER.createObjectNode();
     o.put("id", r.id());
     o.put("queue", r.queue());
-    o.put("status", r.status());
+    o.put("status", r.status().dbValue());
     o.put("priority", r.priority());
     o.put("delivery_count", r.deliveryCount());
     o.put("max_attempts", r.maxAttempts());
@@ -55,19 +57,19 @@ public final class Reports {
     o.put("created_at", str(r.createdAt()));
     o.put("completed_at", str(r.completedAt()));
     o.put("error", r.errorMessage());
-    o.put("command", commandOf(r.input()));
+    o.put("command", commandOf(inputOf(r)));
     return o;
   }
 
   /**
    * A listing as a JSON array.
    *
-   * @param rows the rows
+   * @param rows the items
    * @return the array
    */
-  public static ArrayNode rows(List<Queries.Row> rows) {
+  public static ArrayNode rows(List<WorkItem> rows) {
     ArrayNode a = Json.MAPPER.createArrayNode();
-    for (Queries.Row r : rows) {
+    for (WorkItem r : rows) {
       a.add(row(r));
     }
     return a;
@@ -157,13 +159,14 @@ public final class Reports {
    * @return the object
    */
   public static ObjectNode stats(TetherStore store, Instant now) {
+    QueueMonitor monitor = new QueueMonitor(store);
     ObjectNode o = Json.MAPPER.createObjectNode();
     long p = 0;
     long ip = 0;
     long c = 0;
     long f = 0;
     ObjectNode queues = Json.MAPPER.createObjectNode();
-    for (Queries.QueueCounts q : Queries.counts(store)) {
+    for (QueueTotals q : QueueTotals.of(monitor)) {
       ObjectNode n = queues.putObject(q.queue());
       n.put("pending", q.pending());
       n.put("in_progress", q.inProgress());
@@ -179,13 +182,13 @@ public final class Reports {
     o.put("completed", c);
     o.put("failed", f);
     o.set("queues", queues);
-    o.set("in_flight", inFlight(Queries.inFlight(store), now));
+    o.set("in_flight", inFlight(monitor.items(ItemQuery.inProgress(500)), now));
     ObjectNode retries = o.putObject("deliveries_per_finished_item");
-    for (Map.Entry<Integer, Long> e : Queries.retryDistribution(store).entrySet()) {
+    for (Map.Entry<Integer, Long> e : monitor.retryDistribution(null).entrySet()) {
       retries.put(Integer.toString(e.getKey()), e.getValue());
     }
     ObjectNode cps = o.putObject("checkpoints");
-    Queries.checkpointCounts(store).forEach(cps::put);
+    monitor.countsByCheckpointKind().forEach(cps::put);
     o.put("generated_at", now.toString());
     return o;
   }
@@ -193,13 +196,13 @@ public final class Reports {
   /**
    * In-flight rows as JSON with {@code heartbeat_age_ms} and {@code lease_left_ms}.
    *
-   * @param rows the in-progress rows
+   * @param rows the in-progress items
    * @param now the current instant
    * @return the array
    */
-  public static ArrayNode inFlight(List<Queries.Row> rows, Instant now) {
+  public static ArrayNode inFlight(List<WorkItem> rows, Instant now) {
     ArrayNode a = Json.MAPPER.createArrayNode();
-    for (Queries.Row r : rows) {
+    for (WorkItem r : rows) {
       ObjectNode n = a.addObject();
       n.put("id", r.id());
       n.put("queue", r.queue());
@@ -217,9 +220,19 @@ public final class Reports {
       } else {
         n.putNull("lease_left_ms");
       }
-      n.put("command", commandOf(r.input()));
+      n.put("command", commandOf(inputOf(r)));
     }
     return a;
+  }
+
+  /**
+   * Returns an item's input as text (lenient UTF-8), or null.
+   *
+   * @param w the item
+   * @return the text, or null when the item has no input
+   */
+  public static String inputOf(WorkItem w) {
+    return w.input() == null ? null : TailBuffer.decode(w.input());
   }
 
   private static String str(Instant i) {

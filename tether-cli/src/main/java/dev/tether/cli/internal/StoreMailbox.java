@@ -6,6 +6,7 @@ import dev.tether.jdbc.Lease;
 import dev.tether.jdbc.LeaseLostException;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.NewWorkItem;
+import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.StoreUnavailableException;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.TetherStoreException;
@@ -132,7 +133,7 @@ public final class StoreMailbox implements Mailbox<String, String> {
 
   @Override
   public long approximateCount() {
-    return Queries.countPending(store, queue);
+    return new QueueMonitor(store).pendingCount(queue);
   }
 
   @Override

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.NewWorkItem;
+import dev.tether.jdbc.QueueAdmin;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
 import java.nio.file.Files;
@@ -79,7 +80,7 @@ class WorkerTest {
     Path marker = dir.resolve("finished");
     long id = enqueue("for i in $(seq 1 40); do echo $i; sleep 0.1; done; touch '" + marker + "'", 3);
     await().atMost(Duration.ofSeconds(20)).until(() -> status(id).equals("in_progress"));
-    assertThat(Queries.cancel(store, id, "cancelled by test")).isTrue();
+    assertThat(new QueueAdmin(store).cancel(id, "cancelled by test")).isTrue();
     // leaseLost is reported after the runner has killed the process tree: the shell that would
     // touch the marker is gone, so the marker can never appear
     await().atMost(Duration.ofSeconds(10)).until(() -> metrics.leasesLost.sum() == 1);
