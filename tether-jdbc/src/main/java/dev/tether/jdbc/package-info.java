@@ -7,8 +7,9 @@
  * acquire, renew, release, redrive), {@link dev.tether.jdbc.RecoverySweep} (expired leases to
  * retries or failures, audit checkpoints, retention), {@link dev.tether.jdbc.HeartbeatThread}
  * (opt-in fixed-interval renewal), {@link dev.tether.jdbc.QueueMonitor} (counts, stale leases,
- * retry distribution, item lookup) and {@link dev.tether.jdbc.JdbcMailbox} (the core {@code
- * Mailbox} contract over the same table).
+ * retry distribution, item listings and lookup), {@link dev.tether.jdbc.QueueAdmin} (operator
+ * cancel and purge) and {@link dev.tether.jdbc.JdbcMailbox} (the core {@code Mailbox} contract
+ * over the same table).
  *
  * <p>Every state change is a conditional update on (item id, lease token, status): a worker whose
  * lease was taken over can never renew, complete, fail or reply for the item ({@link

@@ -3,6 +3,8 @@ package dev.tether.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.tether.mailbox.Message;
+import dev.tether.mailbox.ReceiptHandleExpiredException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -225,5 +227,22 @@ abstract class QueueAdminCompatibilityTest extends StoreTestBase {
     assertThatThrownBy(() -> admin.purgeCompletedOlderThan(Duration.ofSeconds(-1)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("PT-1S");
+  }
+
+  @Test
+  void aMailboxMessageWhoseItemWasCancelledIsRefusedOnExtendAcknowledgeAndNack() {
+    JdbcMailbox<String, String> mailbox = JdbcMailbox.ofStrings(store, "q");
+    String id = mailbox.send("job");
+    Message<String, String> msg = mailbox.receive(1, LEASE, Duration.ZERO).get(0);
+
+    assertThat(new QueueAdmin(store).cancel(Long.parseLong(id), "cancelled by operator")).isTrue();
+
+    assertThatThrownBy(() -> msg.extendVisibility(LEASE)).isInstanceOf(ReceiptHandleExpiredException.class);
+    assertThatThrownBy(msg::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
+    assertThatThrownBy(() -> msg.nack(Duration.ZERO)).isInstanceOf(ReceiptHandleExpiredException.class);
+    assertThat(mailbox.receive(1, LEASE, Duration.ZERO)).isEmpty();
+    WorkItem item = new QueueMonitor(store).item(Long.parseLong(id)).orElseThrow();
+    assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(item.errorMessage()).isEqualTo("cancelled by operator");
   }
 }
