@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.QueueName;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -326,10 +327,11 @@ public final class LeaseManager {
    * @param queue the queue
    * @param additionalAttempts deliveries granted to each, at least 1
    * @return how many were requeued
-   * @throws IllegalArgumentException if {@code additionalAttempts < 1}
+   * @throws IllegalArgumentException if {@code additionalAttempts < 1} or the queue name breaks
+   *     the {@link QueueName} rule
    */
   public int redriveAll(String queue, int additionalAttempts) {
-    Objects.requireNonNull(queue, "queue");
+    QueueName.requireValid(queue, "queue");
     requireAttempts(additionalAttempts);
     int n = store.write("redriving the failed items of queue '" + queue + "'", c -> {
       Instant now = store.now(c, clock);

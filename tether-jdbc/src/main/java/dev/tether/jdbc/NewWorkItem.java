@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.QueueName;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
@@ -37,9 +38,9 @@ public final class NewWorkItem {
   /**
    * Returns a builder for an item on {@code queue}.
    *
-   * @param queue the queue name; not blank
+   * @param queue the queue name; see {@link QueueName} for the rule
    * @return the builder
-   * @throws IllegalArgumentException if the queue name is blank
+   * @throws IllegalArgumentException if the queue name breaks the {@link QueueName} rule
    */
   public static Builder builder(String queue) {
     return new Builder(queue);
@@ -118,11 +119,7 @@ public final class NewWorkItem {
     private String replyTo;
 
     private Builder(String queue) {
-      Objects.requireNonNull(queue, "queue");
-      if (queue.isBlank()) {
-        throw new IllegalArgumentException("queue must not be blank");
-      }
-      this.queue = queue;
+      this.queue = QueueName.requireValid(queue, "queue");
     }
 
     /**
@@ -231,11 +228,12 @@ public final class NewWorkItem {
     /**
      * Sets the queue replies to this item go to.
      *
-     * @param replyTo the reply queue, or null
+     * @param replyTo the reply queue (see {@link QueueName} for the rule), or null
      * @return this builder
+     * @throws IllegalArgumentException if not null and it breaks the {@link QueueName} rule
      */
     public Builder replyTo(String replyTo) {
-      this.replyTo = replyTo;
+      this.replyTo = replyTo == null ? null : QueueName.requireValid(replyTo, "replyTo");
       return this;
     }
 
