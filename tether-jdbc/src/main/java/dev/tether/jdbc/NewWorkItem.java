@@ -13,6 +13,13 @@ public final class NewWorkItem {
   /** Default total deliveries (first attempt included): {@value}. */
   public static final int DEFAULT_MAX_ATTEMPTS = 3;
 
+  /**
+   * Largest input, and largest output a {@link LeaseManager} stores: {@value} bytes (64 MiB, the
+   * ceiling of {@link JdbcMailbox.Builder#maxBodyBytes(int)}). Larger data belongs in a blob store,
+   * with a reference in the item.
+   */
+  public static final int MAX_DATA_BYTES = 64 * 1024 * 1024;
+
   private final String queue;
   private final byte[] input;
   private final String taskId;
@@ -106,6 +113,15 @@ public final class NewWorkItem {
     return replyTo;
   }
 
+  static byte[] checkSize(byte[] data, String what) {
+    if (data.length > MAX_DATA_BYTES) {
+      throw new IllegalArgumentException(what + " is " + data.length + " bytes, over the limit of "
+          + MAX_DATA_BYTES + " bytes (NewWorkItem.MAX_DATA_BYTES); nothing was written: store the"
+          + " data elsewhere and pass a reference");
+    }
+    return data;
+  }
+
   /** Builds a {@link NewWorkItem}. Not thread-safe. */
   public static final class Builder {
     private final String queue;
@@ -127,9 +143,10 @@ public final class NewWorkItem {
      *
      * @param text the input, or null
      * @return this builder
+     * @throws IllegalArgumentException if its UTF-8 encoding is over {@link #MAX_DATA_BYTES}
      */
     public Builder input(String text) {
-      this.input = text == null ? null : text.getBytes(StandardCharsets.UTF_8);
+      this.input = text == null ? null : checkSize(text.getBytes(StandardCharsets.UTF_8), "input");
       return this;
     }
 
@@ -138,9 +155,10 @@ public final class NewWorkItem {
      *
      * @param bytes the input, or null
      * @return this builder
+     * @throws IllegalArgumentException if over {@link #MAX_DATA_BYTES}
      */
     public Builder input(byte[] bytes) {
-      this.input = bytes == null ? null : bytes.clone();
+      this.input = bytes == null ? null : checkSize(bytes, "input").clone();
       return this;
     }
 
