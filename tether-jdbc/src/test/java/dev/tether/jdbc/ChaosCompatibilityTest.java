@@ -278,14 +278,17 @@ abstract class ChaosCompatibilityTest {
           }
         });
     String figures = verify("restart", run);
-    long outages = 0;
+    List<String> outages = new ArrayList<>();
     try (Stream<Path> logs = Files.list(sideDir)) {
       for (Path f : (Iterable<Path>) logs.filter(p -> p.toString().endsWith(".log"))::iterator) {
-        outages += Files.readAllLines(f).stream().filter(l -> l.startsWith("OUTAGE")).peek(l -> log.info("{}", l))
-            .count();
+        Files.readAllLines(f).stream().filter(l -> l.startsWith("OUTAGE")).forEach(outages::add);
       }
     }
-    System.out.println(figures + "; outage lines logged by workers " + outages);
+    outages.forEach(l -> log.info("{}", l));
+    System.out.println(figures + "; outage lines logged by workers " + outages.size());
+    assertThat(outages).as("the workers saw the outage").isNotEmpty();
+    assertThat(outages).as("every outage error is classified transient (retry with backoff)")
+        .allMatch(l -> l.startsWith("OUTAGE StoreUnavailableException"));
   }
 
   private static void signal(Process p, String sig) throws Exception {
