@@ -44,11 +44,15 @@ import org.slf4j.LoggerFactory;
  *
  * The JDK server reads each request's line and headers on an executor thread, in blocking mode
  * (its dispatcher thread only waits for the first byte). The server therefore runs exchanges on a
- * bounded pool of daemon threads named {@code tether-health-N} that never queues (at most {@link
- * Builder#maxConcurrentRequests(int)} at once; a connection beyond that is closed at once), and
- * cuts off any request not fully read within {@link Builder#requestReadTimeout(Duration)}: its
- * connection is closed and its thread freed. So a few dozen stalled clients neither delay a probe
- * nor hold threads for long. Malformed request lines get the JDK server's {@code 400} and their
+ * bounded pool of small-stack daemon threads named {@code tether-health-N} that never queues (at
+ * most {@link Builder#maxConcurrentRequests(int)} at once, default {@value
+ * #DEFAULT_MAX_CONCURRENT_REQUESTS}), and cuts off any request not fully read within {@link
+ * Builder#requestReadTimeout(Duration)}: its connection is closed and its thread freed. When every
+ * thread is busy, a new connection cuts off the request that has been reading the longest and
+ * takes its thread, so slow clients, however many, cannot lock a probe out (they can only evict
+ * each other); a connection is closed at once only when every thread runs a handler. Measured:
+ * with a slowloris of 200 connections trickling bytes, {@code /health/live} answers within
+ * milliseconds (see {@code docs/RELIABILITY.md}). Malformed request lines get the JDK server's {@code 400} and their
  * connection is closed. Mounted handlers run without a time limit once the request is read.
  *
  * <p>No {@code sun.net.httpserver.*} system property is read or set by this class: those are
@@ -81,11 +85,18 @@ public final class HealthServer implements AutoCloseable {
   /** Default port. */
   public static final int DEFAULT_PORT = 8080;
 
-  /** Default bound on requests served at once. */
-  public static final int DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
+  /** Default bound on requests served (or being read) at once. */
+  public static final int DEFAULT_MAX_CONCURRENT_REQUESTS = 256;
 
   /** Default time a client has to send its request line and headers: 2 s. */
   public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(2);
+
+  /**
+   * Pending-connection queue of the listening socket (the kernel caps it at {@code somaxconn}).
+   * The JDK default, 50, overflows when a few hundred slow clients reconnect at once, and a probe
+   * whose SYN is dropped waits a whole second for the retransmission.
+   */
+  static final int ACCEPT_BACKLOG = 1024;
 
   private static final Logger log = LoggerFactory.getLogger(HealthServer.class);
   private static final byte[] HEALTHY =
@@ -152,7 +163,7 @@ public final class HealthServer implements AutoCloseable {
       }
       HttpServer s;
       try {
-        s = HttpServer.create(new InetSocketAddress(host, port), 0);
+        s = HttpServer.create(new InetSocketAddress(host, port), ACCEPT_BACKLOG);
       } catch (IOException e) {
         throw new UncheckedIOException(
             "Health server cannot bind "
@@ -251,15 +262,18 @@ public final class HealthServer implements AutoCloseable {
   }
 
   /**
-   * Returns counters of the slow-client defences, for tests: [requests cut off, connections
-   * refused, exchanges in progress].
+   * Returns counters of the slow-client defences, for tests: [requests cut off by the read
+   * timeout, connections refused, exchanges in progress, slow requests cut off to make room].
    */
   long[] defenceCounters() {
     synchronized (lock) {
       return executor == null
-          ? new long[] {0, 0, 0}
+          ? new long[] {0, 0, 0, 0}
           : new long[] {
-            executor.timedOutCount(), executor.rejectedCount(), executor.activeCount()
+            executor.timedOutCount(),
+            executor.rejectedCount(),
+            executor.activeCount(),
+            executor.evictedCount()
           };
     }
   }
@@ -460,7 +474,9 @@ public final class HealthServer implements AutoCloseable {
     }
 
     /**
-     * Sets how many requests may be served at once; connections beyond are closed at once.
+     * Sets how many requests may be read or served at once; beyond that a new connection cuts off
+     * the request that has been reading the longest, or is closed at once if every thread runs a
+     * handler.
      *
      * @param max at least 2
      * @return this builder

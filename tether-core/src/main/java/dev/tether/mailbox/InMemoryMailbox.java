@@ -1,5 +1,6 @@
 package dev.tether.mailbox;
 
+import dev.tether.QueueName;
 import dev.tether.Ticker;
 import java.time.Clock;
 import java.time.Duration;
@@ -113,11 +114,12 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
   /**
    * Returns a builder for a mailbox named {@code name}.
    *
-   * @param name the queue name, used in logs and error messages; not blank
+   * @param name the queue name, used in logs and error messages; see {@link QueueName} for the
+   *     rule
    * @param <T> the body type
    * @param <R> the reply body type
    * @return a new builder with the defaults
-   * @throws IllegalArgumentException if {@code name} is blank
+   * @throws IllegalArgumentException if {@code name} breaks the {@link QueueName} rule
    */
   public static <T, R> Builder<T, R> builder(String name) {
     return new Builder<>(name);
@@ -842,11 +844,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     private Mailbox<DeadLetter<T>, ?> deadLetterTo;
 
     private Builder(String name) {
-      Objects.requireNonNull(name, "name");
-      if (name.isBlank()) {
-        throw new IllegalArgumentException("mailbox name must not be blank, was '" + name + "'");
-      }
-      this.name = name;
+      this.name = QueueName.requireValid(name, "mailbox");
     }
 
     /**

@@ -387,24 +387,53 @@ class HealthServerTest {
   }
 
   @Test
-  void connectionsBeyondTheLimitAreRefusedAndServiceResumesOnceTheyAreCutOff() throws Exception {
+  void whenEveryThreadReadsASlowRequestAProbeCutsOffTheOldestAndIsServed() throws Exception {
     HealthServer server =
         start(
             HealthServer.builder()
                 .maxConcurrentRequests(4)
-                .requestReadTimeout(Duration.ofMillis(300)));
+                .requestReadTimeout(Duration.ofSeconds(30)));
+    List<Socket> slow = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
-      connect(server).getOutputStream().write("GET /".getBytes(StandardCharsets.ISO_8859_1));
+      Socket s = connect(server);
+      s.getOutputStream().write("GET /".getBytes(StandardCharsets.ISO_8859_1));
+      slow.add(s);
+      int started = i + 1;
+      await().atMost(Duration.ofSeconds(5)).until(() -> server.defenceCounters()[2] == started);
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> server.defenceCounters()[2] == 4);
-    // every thread is reading a stalled request: the next connection is closed, not queued
-    assertThat(rawProbe(server, "/health/live")).isEmpty();
-    assertThat(server.defenceCounters()[1]).isPositive();
+    // every thread is reading a stalled request: the probe evicts the oldest, not itself
+    assertThat(rawProbe(server, "/health/live")).contains("200");
+    assertThat(server.defenceCounters()[3]).isEqualTo(1);
+    assertThat(server.defenceCounters()[1]).isZero();
+    assertThat(readAll(slow.get(0))).as("the oldest slow client was cut off").isEmpty();
+  }
 
-    // past the read timeout the stalled requests are cut off and probes are served again
+  @Test
+  void connectionsBeyondTheLimitAreRefusedOnlyWhenEveryThreadRunsAHandler() throws Exception {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    HealthServer server =
+        start(
+            HealthServer.builder()
+                .maxConcurrentRequests(2)
+                .route("/block", exchange -> {
+                  try {
+                    release.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  exchange.sendResponseHeaders(204, -1);
+                  exchange.close();
+                }));
+    for (int i = 0; i < 2; i++) {
+      connect(server).getOutputStream()
+          .write("GET /block HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.defenceCounters()[2] == 2);
+    assertThat(rawProbe(server, "/health/live")).as("no thread to take: closed").isEmpty();
+    assertThat(server.defenceCounters()[1]).isPositive();
+    release.countDown();
     await()
         .atMost(Duration.ofSeconds(5))
         .untilAsserted(() -> assertThat(rawProbe(server, "/health/live")).contains("200"));
-    assertThat(server.defenceCounters()[0]).isEqualTo(4);
   }
 }

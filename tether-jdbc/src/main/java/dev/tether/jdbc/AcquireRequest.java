@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.QueueName;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -7,7 +8,7 @@ import java.util.Objects;
  * What to acquire: up to {@code maxItems} available items of {@code queue}, leased for {@code
  * leaseDuration}, optionally filtered by work type and task id.
  *
- * @param queue the queue; not blank
+ * @param queue the queue; see {@link QueueName} for the rule
  * @param leaseDuration 0 to 12 hours
  * @param maxItems 1 to 1000
  * @param workType only items of this work type, or null for any
@@ -24,11 +25,8 @@ public record AcquireRequest(
    * @throws IllegalArgumentException naming the value and the rule
    */
   public AcquireRequest {
-    Objects.requireNonNull(queue, "queue");
+    QueueName.requireValid(queue, "queue");
     Objects.requireNonNull(leaseDuration, "leaseDuration");
-    if (queue.isBlank()) {
-      throw new IllegalArgumentException("queue must not be blank");
-    }
     if (leaseDuration.isNegative() || leaseDuration.compareTo(MAX_LEASE) > 0) {
       throw new IllegalArgumentException(
           "leaseDuration must be in 0.." + MAX_LEASE + ", was " + leaseDuration);

@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.QueueName;
 import dev.tether.mailbox.InvalidParameterException;
 import dev.tether.mailbox.Mailbox;
 import dev.tether.mailbox.MailboxConnectionException;
@@ -92,13 +93,13 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    * Returns a builder for a mailbox on {@code queue}.
    *
    * @param store the store
-   * @param queue the queue name; not blank
+   * @param queue the queue name; see {@link QueueName} for the rule
    * @param bodyCodec the codec of message bodies
    * @param replyCodec the codec of reply bodies
    * @param <T> the body type
    * @param <R> the reply type
    * @return the builder
-   * @throws IllegalArgumentException if the queue name is blank
+   * @throws IllegalArgumentException if the queue name breaks the {@link QueueName} rule
    */
   public static <T, R> Builder<T, R> builder(
       TetherStore store, String queue, BodyCodec<T> bodyCodec, BodyCodec<R> replyCodec) {
@@ -470,12 +471,9 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     private Builder(TetherStore store, String queue, BodyCodec<T> bodyCodec, BodyCodec<R> replyCodec) {
       this.store = Objects.requireNonNull(store, "store");
-      this.queue = Objects.requireNonNull(queue, "queue");
+      this.queue = QueueName.requireValid(queue, "queue");
       this.bodyCodec = Objects.requireNonNull(bodyCodec, "bodyCodec");
       this.replyCodec = Objects.requireNonNull(replyCodec, "replyCodec");
-      if (queue.isBlank()) {
-        throw new IllegalArgumentException("queue must not be blank");
-      }
     }
 
     /**

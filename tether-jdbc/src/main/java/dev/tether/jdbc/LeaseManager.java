@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.QueueName;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -210,12 +211,16 @@ public final class LeaseManager {
    *
    * @param itemId the item
    * @param token the lease token
-   * @param output the output bytes, or null
+   * @param output the output bytes, or null; at most {@link NewWorkItem#MAX_DATA_BYTES}
+   * @throws IllegalArgumentException if the output is too large (nothing is written)
    * @throws LeaseConflictException if another lease holds the item
    * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
    * @throws ItemFinalizedException if this lease already finalized the item
    */
   public void complete(long itemId, long token, byte[] output) {
+    if (output != null) {
+      NewWorkItem.checkSize(output, "output of item " + itemId);
+    }
     store.write("completing item " + itemId, c -> {
       repo.complete(c, itemId, token, output, store.now(c, clock));
       return null;
@@ -231,9 +236,11 @@ public final class LeaseManager {
    * @param itemId the item
    * @param token the lease token
    * @param success whether the work succeeded
-   * @param output the output text (UTF-8) when successful, or null
+   * @param output the output text (UTF-8) when successful, or null; at most {@link
+   *     NewWorkItem#MAX_DATA_BYTES} encoded
    * @param error the error when failed, or null
    * @return what happened to the item
+   * @throws IllegalArgumentException if the output is too large (nothing is written)
    * @throws LeaseConflictException if another lease holds the item
    * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
    * @throws ItemFinalizedException if this lease already finalized the item
@@ -326,10 +333,11 @@ public final class LeaseManager {
    * @param queue the queue
    * @param additionalAttempts deliveries granted to each, at least 1
    * @return how many were requeued
-   * @throws IllegalArgumentException if {@code additionalAttempts < 1}
+   * @throws IllegalArgumentException if {@code additionalAttempts < 1} or the queue name breaks
+   *     the {@link QueueName} rule
    */
   public int redriveAll(String queue, int additionalAttempts) {
-    Objects.requireNonNull(queue, "queue");
+    QueueName.requireValid(queue, "queue");
     requireAttempts(additionalAttempts);
     int n = store.write("redriving the failed items of queue '" + queue + "'", c -> {
       Instant now = store.now(c, clock);

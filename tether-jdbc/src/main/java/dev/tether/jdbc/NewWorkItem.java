@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.QueueName;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
@@ -11,6 +12,13 @@ import java.util.Objects;
 public final class NewWorkItem {
   /** Default total deliveries (first attempt included): {@value}. */
   public static final int DEFAULT_MAX_ATTEMPTS = 3;
+
+  /**
+   * Largest input, and largest output a {@link LeaseManager} stores: {@value} bytes (64 MiB, the
+   * ceiling of {@link JdbcMailbox.Builder#maxBodyBytes(int)}). Larger data belongs in a blob store,
+   * with a reference in the item.
+   */
+  public static final int MAX_DATA_BYTES = 64 * 1024 * 1024;
 
   private final String queue;
   private final byte[] input;
@@ -37,9 +45,9 @@ public final class NewWorkItem {
   /**
    * Returns a builder for an item on {@code queue}.
    *
-   * @param queue the queue name; not blank
+   * @param queue the queue name; see {@link QueueName} for the rule
    * @return the builder
-   * @throws IllegalArgumentException if the queue name is blank
+   * @throws IllegalArgumentException if the queue name breaks the {@link QueueName} rule
    */
   public static Builder builder(String queue) {
     return new Builder(queue);
@@ -105,6 +113,15 @@ public final class NewWorkItem {
     return replyTo;
   }
 
+  static byte[] checkSize(byte[] data, String what) {
+    if (data.length > MAX_DATA_BYTES) {
+      throw new IllegalArgumentException(what + " is " + data.length + " bytes, over the limit of "
+          + MAX_DATA_BYTES + " bytes (NewWorkItem.MAX_DATA_BYTES); nothing was written: store the"
+          + " data elsewhere and pass a reference");
+    }
+    return data;
+  }
+
   /** Builds a {@link NewWorkItem}. Not thread-safe. */
   public static final class Builder {
     private final String queue;
@@ -118,11 +135,7 @@ public final class NewWorkItem {
     private String replyTo;
 
     private Builder(String queue) {
-      Objects.requireNonNull(queue, "queue");
-      if (queue.isBlank()) {
-        throw new IllegalArgumentException("queue must not be blank");
-      }
-      this.queue = queue;
+      this.queue = QueueName.requireValid(queue, "queue");
     }
 
     /**
@@ -130,9 +143,10 @@ public final class NewWorkItem {
      *
      * @param text the input, or null
      * @return this builder
+     * @throws IllegalArgumentException if its UTF-8 encoding is over {@link #MAX_DATA_BYTES}
      */
     public Builder input(String text) {
-      this.input = text == null ? null : text.getBytes(StandardCharsets.UTF_8);
+      this.input = text == null ? null : checkSize(text.getBytes(StandardCharsets.UTF_8), "input");
       return this;
     }
 
@@ -141,9 +155,10 @@ public final class NewWorkItem {
      *
      * @param bytes the input, or null
      * @return this builder
+     * @throws IllegalArgumentException if over {@link #MAX_DATA_BYTES}
      */
     public Builder input(byte[] bytes) {
-      this.input = bytes == null ? null : bytes.clone();
+      this.input = bytes == null ? null : checkSize(bytes, "input").clone();
       return this;
     }
 
@@ -231,11 +246,12 @@ public final class NewWorkItem {
     /**
      * Sets the queue replies to this item go to.
      *
-     * @param replyTo the reply queue, or null
+     * @param replyTo the reply queue (see {@link QueueName} for the rule), or null
      * @return this builder
+     * @throws IllegalArgumentException if not null and it breaks the {@link QueueName} rule
      */
     public Builder replyTo(String replyTo) {
-      this.replyTo = replyTo;
+      this.replyTo = replyTo == null ? null : QueueName.requireValid(replyTo, "replyTo");
       return this;
     }
 

@@ -450,7 +450,9 @@ public final class TetherStore implements AutoCloseable {
       }
       if (t instanceof SQLException) {
         String state = ((SQLException) t).getSQLState();
-        if (state != null && state.startsWith("08")) {
+        // 08: connection exceptions; 57P: the server is shutting down, restarting or starting
+        // up (57P01 "terminating connection due to administrator command" on a restart).
+        if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
           return true;
         }
         String msg = t.getMessage();

@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class SqliteStoreBadInputTest extends StoreBadInputCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
+  }
+}
