@@ -27,7 +27,9 @@ class SqlSourceCheckTest {
   /** Reviewed non-literal operands of SQL text, with the reason each is safe. */
   static final Map<String, String> REVIEWED = Map.of(
       "d.skipLocked()", "Dialect constant: \" FOR UPDATE SKIP LOCKED\" on PostgreSQL, \"\" on SQLite",
-      "config.busyTimeout().toMillis()", "a long from validated TetherStoreConfig (PRAGMA takes no parameters)");
+      "config.busyTimeout().toMillis()", "a long from validated TetherStoreConfig (PRAGMA takes no parameters)",
+      "ITEM_COLUMNS", "AdminRepository constant: the fixed column list of work_items",
+      "String.join(L, where)", "AdminRepository: joins only the literal fragments \"queue = ?\" and \"status = ?\"");
 
   private static final Pattern SQL_WORD = Pattern.compile(
       "\\b(SELECT|INSERT INTO|UPDATE|DELETE FROM|WHERE|AND|ORDER BY|LIMIT|PRAGMA|FOR UPDATE|VALUES|SET)\\b");

@@ -1,5 +1,6 @@
 package dev.tether.cli.internal;
 
+import dev.tether.QueueName;
 import dev.tether.jdbc.TetherStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -8,7 +9,6 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Locale;
-import java.util.regex.Pattern;
 
 /**
  * Opens the store named by {@code --db} after checking, without writing anything, that an
@@ -16,7 +16,6 @@ import java.util.regex.Pattern;
  * the store's migrations could touch it.
  */
 public final class Stores {
-  private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}");
 
   private Stores() {}
 
@@ -38,16 +37,17 @@ public final class Stores {
    *
    * @param queue the name
    * @return the name
-   * @throws IllegalArgumentException if it has characters other than letters, digits, {@code
-   *     _.:-} or is longer than 100
+   * @throws IllegalArgumentException if it breaks the store's rule ({@link QueueName}): characters
+   *     other than letters, digits, {@code _.:-}, or longer than {@value QueueName#MAX_LENGTH}
    */
   public static String checkQueue(String queue) {
-    if (queue == null || !QUEUE.matcher(queue).matches()) {
+    if (!QueueName.isValid(queue)) {
       throw new IllegalArgumentException(
           "invalid queue name '"
               + queue
-              + "': use 1-100 letters, digits, '_', '.', ':' or '-', starting with a letter or"
-              + " digit");
+              + "': use 1-"
+              + QueueName.MAX_LENGTH
+              + " letters, digits, '_', '.', ':' or '-', starting with a letter or digit");
     }
     return queue;
   }
