@@ -25,9 +25,11 @@ final class AdminRepository {
           + " created_at, started_at, completed_at, updated_at";
 
   private final Dialect d;
+  private final WorkItemRepository rows; // its row mapping, so a WorkItem is read one way
 
   AdminRepository(Dialect dialect) {
     this.d = dialect;
+    this.rows = new WorkItemRepository(dialect);
   }
 
   // ---------------------------------------------------------------- reads
@@ -71,39 +73,11 @@ final class AdminRepository {
       List<WorkItem> out = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          out.add(item(rs));
+          out.add(rows.mapItem(rs, List.of()));
         }
       }
       return out;
     }
-  }
-
-  private WorkItem item(ResultSet rs) throws SQLException {
-    return new WorkItem(
-        rs.getLong("id"),
-        rs.getString("queue"),
-        rs.getString("task_id"),
-        rs.getString("work_type"),
-        WorkStatus.fromDb(rs.getString("status")),
-        rs.getInt("priority"),
-        rs.getString("lease_holder"),
-        Dialect.getLongOrNull(rs, "lease_token"),
-        d.getInstant(rs, "lease_acquired_at"),
-        d.getInstant(rs, "lease_expires_at"),
-        d.getInstant(rs, "heartbeat_at"),
-        rs.getInt("delivery_count"),
-        rs.getInt("max_attempts"),
-        d.getInstant(rs, "available_at"),
-        rs.getString("idempotency_key"),
-        rs.getString("reply_to"),
-        rs.getBytes("input_data"),
-        rs.getBytes("output_data"),
-        rs.getString("error_message"),
-        d.getInstant(rs, "created_at"),
-        d.getInstant(rs, "started_at"),
-        d.getInstant(rs, "completed_at"),
-        d.getInstant(rs, "updated_at"),
-        List.of());
   }
 
   long pendingCount(Connection c, String queue) throws SQLException {
