@@ -108,6 +108,80 @@ final class WorkItemRepository {
                         + "' returned no id and no item has its key; indicates a bug"));
   }
 
+  /** Rows per multi-row INSERT of a batch enqueue (11 parameters each; well under both engines' limits). */
+  static final int INSERT_CHUNK = 500;
+
+  /**
+   * Inserts items in order, returning their ids in the same order. Runs of items without an
+   * idempotency key go in multi-row INSERTs of up to {@link #INSERT_CHUNK} rows (one round trip
+   * per chunk); items with a key take the single-row path, which returns the existing item's id.
+   */
+  List<Long> insertAll(Connection c, List<NewWorkItem> items, Instant now) throws SQLException {
+    List<Long> ids = new ArrayList<>(items.size());
+    List<NewWorkItem> run = new ArrayList<>();
+    for (NewWorkItem item : items) {
+      if (item.idempotencyKey() == null) {
+        run.add(item);
+        if (run.size() == INSERT_CHUNK) {
+          ids.addAll(insertRun(c, run, now));
+          run.clear();
+        }
+      } else {
+        ids.addAll(insertRun(c, run, now));
+        run.clear();
+        ids.add(insert(c, item, now));
+      }
+    }
+    ids.addAll(insertRun(c, run, now));
+    return ids;
+  }
+
+  private List<Long> insertRun(Connection c, List<NewWorkItem> run, Instant now) throws SQLException {
+    if (run.isEmpty()) {
+      return List.of();
+    }
+    if (run.size() == 1) {
+      return List.of(insert(c, run.get(0), now));
+    }
+    StringBuilder sql = new StringBuilder(
+        "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+            + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
+            + " updated_at) VALUES ");
+    for (int i = 0; i < run.size(); i++) {
+      sql.append(i == 0 ? "" : ", ").append("(?, ?, ?, 'pending', ?, 0, ?, ?, NULL, ?, ?, ?, ?)");
+    }
+    sql.append(" RETURNING id");
+    List<Long> ids = new ArrayList<>(run.size());
+    try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+      int p = 1;
+      for (NewWorkItem item : run) {
+        ps.setString(p++, item.queue());
+        ps.setString(p++, item.taskId());
+        ps.setString(p++, item.workType());
+        ps.setInt(p++, item.priority());
+        ps.setInt(p++, item.maxAttempts());
+        d.setInstant(ps, p++, now.plus(item.delay()));
+        ps.setString(p++, item.replyTo());
+        d.setBytes(ps, p++, item.inputUnsafe());
+        d.setInstant(ps, p++, now);
+        d.setInstant(ps, p++, now);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+    }
+    if (ids.size() != run.size()) {
+      throw new IllegalStateException("a multi-row insert of " + run.size()
+          + " items returned " + ids.size() + " ids; indicates a bug");
+    }
+    // Ids come from one sequence (PostgreSQL) or rowid (SQLite), assigned in VALUES order within
+    // the statement; RETURNING does not promise an order, so restore it.
+    ids.sort(Comparator.naturalOrder());
+    return ids;
+  }
+
   private Optional<Long> findByKey(Connection c, String queue, String key) throws SQLException {
     if (key == null) {
       return Optional.empty();
@@ -181,24 +255,19 @@ final class WorkItemRepository {
     candidates.sort(Comparator.comparingInt((Candidate x) -> -x.lease().priority())
         .thenComparingLong(x -> x.lease().itemId()));
     List<Lease> taken = new ArrayList<>(r.maxItems());
-    try (PreparedStatement take = c.prepareStatement(TAKE);
-        PreparedStatement takeOver = c.prepareStatement(TAKE_OVER)) {
+    // Pending candidates are taken together in one statement after the loop: they are locked by
+    // the pick (PostgreSQL, SKIP LOCKED) or the write lock (SQLite), so their updates cannot miss.
+    List<Lease> pendingPicked = new ArrayList<>();
+    try (PreparedStatement takeOver = c.prepareStatement(TAKE_OVER)) {
       for (Candidate cand : candidates) {
-        if (taken.size() == r.maxItems()) {
+        if (taken.size() + pendingPicked.size() == r.maxItems()) {
           break;
         }
         Lease l = cand.lease();
         int n;
         if (cand.expired() == null) {
-          take.setString(1, holder);
-          take.setLong(2, l.token());
-          d.setInstant(take, 3, now);
-          d.setInstant(take, 4, expires);
-          d.setInstant(take, 5, now);
-          d.setInstant(take, 6, now);
-          d.setInstant(take, 7, now);
-          take.setLong(8, l.itemId());
-          n = take.executeUpdate();
+          pendingPicked.add(l);
+          continue;
         } else {
           Expired e = cand.expired();
           takeOver.setString(1, holder);
@@ -228,7 +297,81 @@ final class WorkItemRepository {
         }
       }
     }
+    if (!pendingPicked.isEmpty()) {
+      taken.addAll(takePending(c, pendingPicked, holder, now, expires));
+      taken.sort(Comparator.comparingInt((Lease x) -> -x.priority()).thenComparingLong(Lease::itemId));
+    }
     return taken;
+  }
+
+  private static final String TAKE_ALL_PG =
+      "UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = v.token,"
+          + " lease_acquired_at = ?, lease_expires_at = ?, heartbeat_at = ?,"
+          + " delivery_count = w.delivery_count + 1, started_at = COALESCE(w.started_at, ?),"
+          + " updated_at = ? FROM unnest(?::bigint[], ?::bigint[]) AS v(id, token)"
+          + " WHERE w.id = v.id AND w.status = 'pending' RETURNING w.id";
+
+  /**
+   * Leases the picked pending items, each with its own new token: one statement on PostgreSQL
+   * (arrays of ids and tokens), one batch on SQLite. Returns the leases whose update matched.
+   */
+  private List<Lease> takePending(
+      Connection c, List<Lease> picked, String holder, Instant now, Instant expires)
+      throws SQLException {
+    java.util.Set<Long> matched = new java.util.HashSet<>();
+    if (d == Dialect.POSTGRES) {
+      Long[] ids = new Long[picked.size()];
+      Long[] tokens = new Long[picked.size()];
+      for (int i = 0; i < picked.size(); i++) {
+        ids[i] = picked.get(i).itemId();
+        tokens[i] = picked.get(i).token();
+      }
+      try (PreparedStatement ps = c.prepareStatement(TAKE_ALL_PG)) {
+        ps.setString(1, holder);
+        d.setInstant(ps, 2, now);
+        d.setInstant(ps, 3, expires);
+        d.setInstant(ps, 4, now);
+        d.setInstant(ps, 5, now);
+        d.setInstant(ps, 6, now);
+        ps.setArray(7, c.createArrayOf("bigint", ids));
+        ps.setArray(8, c.createArrayOf("bigint", tokens));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            matched.add(rs.getLong(1));
+          }
+        }
+      }
+    } else {
+      int[] counts;
+      try (PreparedStatement take = c.prepareStatement(TAKE)) {
+        for (Lease l : picked) {
+          take.setString(1, holder);
+          take.setLong(2, l.token());
+          d.setInstant(take, 3, now);
+          d.setInstant(take, 4, expires);
+          d.setInstant(take, 5, now);
+          d.setInstant(take, 6, now);
+          d.setInstant(take, 7, now);
+          take.setLong(8, l.itemId());
+          take.addBatch();
+        }
+        counts = take.executeBatch();
+      }
+      for (int i = 0; i < counts.length; i++) {
+        if (counts[i] == 1) {
+          matched.add(picked.get(i).itemId());
+        }
+      }
+    }
+    List<Lease> out = new ArrayList<>(picked.size());
+    for (Lease l : picked) {
+      if (matched.contains(l.itemId())) {
+        out.add(l);
+      } else {
+        LOG.debug("Item {} was taken by another transaction between pick and update", l.itemId());
+      }
+    }
+    return out;
   }
 
   private List<Candidate> candidates(
@@ -513,13 +656,104 @@ final class WorkItemRepository {
     }
   }
 
+  private static final String COMPLETE =
+      "UPDATE work_items SET status = 'completed', output_data = ?, lease_expires_at = NULL,"
+          + " error_message = NULL, completed_at = ?, updated_at = ?"
+          + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'";
+
+  /**
+   * One completion of a group: the lease, its output and the instant it completes at (null only
+   * on PostgreSQL without output: the database clock).
+   */
+  record Finish(long id, long token, byte[] output, Instant now) {}
+
+  /**
+   * Completes several leases in the caller's transaction with one batched statement, each a
+   * conditional update on (id, token, status). Returns, in the order given, null for each that
+   * completed and the exception explaining the refusal of each whose update matched nothing
+   * (which changed nothing).
+   */
+  List<TetherStoreException> completeAll(Connection c, List<Finish> finishes) throws SQLException {
+    boolean simple = d == Dialect.POSTGRES;
+    for (Finish f : finishes) {
+      simple &= f.output() == null && java.util.Objects.equals(f.now(), finishes.get(0).now());
+    }
+    if (simple) {
+      return completeAllPostgres(c, finishes);
+    }
+    for (Finish f : finishes) {
+      if (f.now() == null) {
+        throw new IllegalArgumentException("completion of item " + f.id() + " has no instant;"
+            + " only a PostgreSQL completion without output may leave it to the database clock");
+      }
+    }
+    int[] counts;
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+      for (Finish f : finishes) {
+        d.setBytes(ps, 1, f.output());
+        d.setInstant(ps, 2, f.now());
+        d.setInstant(ps, 3, f.now());
+        ps.setLong(4, f.id());
+        ps.setLong(5, f.token());
+        ps.addBatch();
+      }
+      counts = ps.executeBatch();
+    }
+    List<TetherStoreException> out = new ArrayList<>(finishes.size());
+    for (int i = 0; i < finishes.size(); i++) {
+      if (counts[i] == Statement.SUCCESS_NO_INFO || counts[i] < 0) {
+        throw new IllegalStateException("the JDBC driver did not report the update count of a"
+            + " conditional completion (" + counts[i] + "); cannot tell which items completed");
+      }
+      out.add(counts[i] == 1 ? null : diagnose(c, finishes.get(i).id(), finishes.get(i).token(), "complete"));
+    }
+    return out;
+  }
+
+  private static final String COMPLETE_ALL_PG =
+      "UPDATE work_items w SET status = 'completed', output_data = NULL, lease_expires_at = NULL,"
+          + " error_message = NULL, completed_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())),"
+          + " updated_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp()))"
+          + " FROM unnest(?::bigint[], ?::bigint[]) AS v(id, token)"
+          + " WHERE w.id = v.id AND w.lease_token = v.token AND w.status = 'in_progress'"
+          + " RETURNING w.id, w.lease_token";
+
+  /**
+   * {@link #completeAll} in one statement: completions without output, at one instant (null:
+   * the database clock at the statement).
+   */
+  private List<TetherStoreException> completeAllPostgres(Connection c, List<Finish> finishes)
+      throws SQLException {
+    Long[] ids = new Long[finishes.size()];
+    Long[] tokens = new Long[finishes.size()];
+    for (int i = 0; i < finishes.size(); i++) {
+      ids[i] = finishes.get(i).id();
+      tokens[i] = finishes.get(i).token();
+    }
+    java.util.Set<List<Long>> matched = new java.util.HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE_ALL_PG)) {
+      d.setInstant(ps, 1, finishes.get(0).now());
+      d.setInstant(ps, 2, finishes.get(0).now());
+      ps.setArray(3, c.createArrayOf("bigint", ids));
+      ps.setArray(4, c.createArrayOf("bigint", tokens));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          matched.add(List.of(rs.getLong(1), rs.getLong(2)));
+        }
+      }
+    }
+    // A row is updated at most once per statement: of two completions of one lease in a group,
+    // the first succeeds and the second is diagnosed (already finalized), as if run in sequence.
+    List<TetherStoreException> out = new ArrayList<>(finishes.size());
+    for (Finish f : finishes) {
+      out.add(matched.remove(List.of(f.id(), f.token())) ? null : diagnose(c, f.id(), f.token(), "complete"));
+    }
+    return out;
+  }
+
   void complete(Connection c, long id, long token, byte[] output, Instant now)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE work_items SET status = 'completed', output_data = ?, lease_expires_at = NULL,"
-                + " error_message = NULL, completed_at = ?, updated_at = ?"
-                + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
       d.setBytes(ps, 1, output);
       d.setInstant(ps, 2, now);
       d.setInstant(ps, 3, now);
