@@ -2,6 +2,8 @@ package dev.tether.bench.jdbc;
 
 import com.github.kagkarlsson.scheduler.Scheduler;
 import com.github.kagkarlsson.scheduler.SchedulerClient;
+import com.github.kagkarlsson.scheduler.jdbc.DefaultJdbcCustomization;
+import com.github.kagkarlsson.scheduler.jdbc.JdbcCustomization;
 import com.github.kagkarlsson.scheduler.task.TaskInstance;
 import com.github.kagkarlsson.scheduler.task.helper.OneTimeTask;
 import com.github.kagkarlsson.scheduler.task.helper.Tasks;
@@ -64,7 +66,8 @@ import org.sqlite.SQLiteDataSource;
  *       {@code scheduleBatch});
  *   <li>drain/s: a pre-filled queue of {@code items} no-op items drained by {@code workers}
  *       threads (Tether via {@code JdbcMailbox.receive(10)} + {@code acknowledge()}, and via
- *       {@code LeaseManager.acquire(batch 10)} + {@code complete}; db-scheduler via its own
+ *       {@code LeaseManager.acquire(batch 10)} + {@code complete} (drainLM), and via {@code
+ *       receive(10)} + {@code JdbcMailbox.acknowledgeAll} (drainB); db-scheduler via its own
  *       executor of {@code workers} threads, timed until the table is empty);
  *   <li>lat p50/p99: enqueue-to-start latency on an idle worker (200 items sent 10 ms apart),
  *       producer on the same store/scheduler instance ("same"), and on PostgreSQL also from a
@@ -119,10 +122,13 @@ public final class PeerComparison {
       }
     }
 
-    TetherStoreConfig tetherConfig() {
-      return backend == Backend.SQLITE_FULL
-          ? TetherStoreConfig.builder().sqliteSynchronous(TetherStoreConfig.SqliteSynchronous.FULL).build()
-          : TetherStoreConfig.defaults();
+    TetherStoreConfig tetherConfig(boolean optimized) {
+      return TetherStoreConfig.builder()
+          .sqliteSynchronous(backend == Backend.SQLITE_FULL
+              ? TetherStoreConfig.SqliteSynchronous.FULL : TetherStoreConfig.SqliteSynchronous.NORMAL)
+          .groupCommit(optimized)
+          .notifications(optimized)
+          .build();
     }
 
     /** A HikariCP pool configured like the one TetherStore opens (same size and pragmas). */
@@ -166,7 +172,7 @@ public final class PeerComparison {
   }
 
   private static final String[] COLUMNS = {
-    "enq1/s", "enqB/s", "drain/s", "drainLM/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
+    "enq1/s", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
   };
 
   public static void main(String[] args) throws Exception {
@@ -174,6 +180,7 @@ public final class PeerComparison {
     int items = args.length > 1 ? Integer.parseInt(args[1]) : 5000;
     int workers = args.length > 2 ? Integer.parseInt(args[2]) : 8;
     int rounds = args.length > 3 ? Integer.parseInt(args[3]) : 2;
+    boolean baseline = !Boolean.getBoolean("peer.noBaseline");
     List<Backend> backends = new ArrayList<>();
     for (Backend b : Backend.values()) {
       if (which.equals("all") || which.equals(b.name().toLowerCase(Locale.ROOT).replace('_', '-'))) {
@@ -184,16 +191,25 @@ public final class PeerComparison {
         items, workers, rounds, Runtime.getRuntime().availableProcessors(),
         Runtime.getRuntime().maxMemory() >> 20, System.getProperty("java.version"));
     for (Backend b : backends) {
+      // warm-up (JIT) of every contender, not reported
+      runTether(b, Math.min(items, 1000), workers, true);
+      runDbScheduler(b, Math.min(items, 1000), workers);
+      if (baseline) {
+        runTether(b, Math.min(items, 1000), workers, false);
+      }
       List<Row> rows = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {
-        rows.add(runTether(b, items, workers));
+        rows.add(runTether(b, items, workers, true));
         rows.add(runDbScheduler(b, items, workers));
+        if (baseline) {
+          rows.add(runTether(b, items, workers, false));
+        }
       }
-      print(b, rows);
+      print(b, rows, baseline ? 3 : 2);
     }
   }
 
-  private static void print(Backend b, List<Row> rows) {
+  private static void print(Backend b, List<Row> rows, int perRound) {
     System.out.println();
     System.out.println("== " + b.label + " ==");
     StringBuilder h = new StringBuilder(String.format(Locale.ROOT, "%-14s", "run"));
@@ -213,17 +229,25 @@ public final class PeerComparison {
     // ratios Tether / db-scheduler per round, for throughput columns
     for (String c : new String[] {"enq1/s", "enqB/s", "drain/s"}) {
       List<String> ratios = new ArrayList<>();
-      for (int i = 0; i + 1 < rows.size(); i += 2) {
+      List<String> gains = new ArrayList<>();
+      for (int i = 0; i + 1 < rows.size(); i += perRound) {
         Double t = rows.get(i).v.get(c);
         Double d = rows.get(i + 1).v.get(c);
         if (t != null && d != null && d > 0) {
           ratios.add(String.format(Locale.ROOT, "%.2f", t / d));
         }
+        if (perRound == 3) {
+          Double base = rows.get(i + 2).v.get(c);
+          if (t != null && base != null && base > 0) {
+            gains.add(String.format(Locale.ROOT, "%.2f", t / base));
+          }
+        }
       }
-      System.out.println("ratio Tether/db-scheduler " + c + ": " + String.join(", ", ratios));
+      System.out.println("ratio Tether/db-scheduler " + c + ": " + String.join(", ", ratios)
+          + (gains.isEmpty() ? "" : "   (Tether/tether-base: " + String.join(", ", gains) + ")"));
     }
     List<String> lm = new ArrayList<>();
-    for (int i = 0; i + 1 < rows.size(); i += 2) {
+    for (int i = 0; i + 1 < rows.size(); i += perRound) {
       Double t = rows.get(i).v.get("drainLM/s");
       Double d = rows.get(i + 1).v.get("drain/s");
       if (t != null && d != null && d > 0) {
@@ -231,6 +255,15 @@ public final class PeerComparison {
       }
     }
     System.out.println("ratio Tether(LeaseManager)/db-scheduler drain/s: " + String.join(", ", lm));
+    List<String> bb = new ArrayList<>();
+    for (int i = 0; i + 1 < rows.size(); i += perRound) {
+      Double t = rows.get(i).v.get("drainB/s");
+      Double d = rows.get(i + 1).v.get("drain/s");
+      if (t != null && d != null && d > 0) {
+        bb.add(String.format(Locale.ROOT, "%.2f", t / d));
+      }
+    }
+    System.out.println("ratio Tether(acknowledgeAll)/db-scheduler drain/s: " + String.join(", ", bb));
     System.out.flush();
   }
 
@@ -263,10 +296,15 @@ public final class PeerComparison {
 
   // ------------------------------------------------------------------ Tether
 
-  private static Row runTether(Backend b, int items, int workers) throws Exception {
-    Row row = new Row("tether");
+  /**
+   * One Tether run; {@code optimized == false} ("tether-base") turns group commit and
+   * notifications off, to show what they bring in the same process run. Batch enqueue and the
+   * in-process wake-up are not switchable and are on in both.
+   */
+  private static Row runTether(Backend b, int items, int workers, boolean optimized) throws Exception {
+    Row row = new Row(optimized ? "tether" : "tether-base");
     resetPeakHeap();
-    try (Db db = new Db(b); TetherStore store = TetherStore.open(db.url, db.tetherConfig())) {
+    try (Db db = new Db(b); TetherStore store = TetherStore.open(db.url, db.tetherConfig(optimized))) {
       LeaseManager producer = new LeaseManager(store, "producer");
       int single = Math.min(items, 2000);
       long t0 = System.nanoTime();
@@ -294,6 +332,22 @@ public final class PeerComparison {
         }
       }, items));
 
+      prefill(producer, "drain-b", items);
+      JdbcMailbox<String, String> batchBox = JdbcMailbox.ofStrings(store, "drain-b");
+      row.v.put("drainB/s", items / drainSeconds(workers, () -> {
+        int n = 0;
+        while (true) {
+          List<Message<String, String>> got = batchBox.receive(10, Duration.ofMinutes(5), Duration.ZERO);
+          if (got.isEmpty()) {
+            return n;
+          }
+          if (!batchBox.acknowledgeAll(got).isEmpty()) {
+            throw new IllegalStateException("acknowledgeAll refused some of " + got.size());
+          }
+          n += got.size();
+        }
+      }, items));
+
       prefill(producer, "drain-lm", items);
       row.v.put("drainLM/s", items / drainSeconds(workers, () -> {
         LeaseManager w = new LeaseManager(store, "worker-" + Thread.currentThread().getName());
@@ -314,7 +368,7 @@ public final class PeerComparison {
       row.v.put("lat50ms", same[0]);
       row.v.put("lat99ms", same[1]);
       if (!b.sqlite()) {
-        try (TetherStore other = TetherStore.open(db.url, db.tetherConfig())) {
+        try (TetherStore other = TetherStore.open(db.url, db.tetherConfig(optimized))) {
           double[] o = tetherLatency(store, other, workers);
           row.v.put("latO50ms", o[0]);
           row.v.put("latO99ms", o[1]);
@@ -453,10 +507,40 @@ public final class PeerComparison {
         .threads(workers)
         .pollingInterval(DB_SCHEDULER_POLL)
         .enableImmediateExecution();
-    if (!b.sqlite()) {
+    if (b.sqlite()) {
+      builder.jdbcCustomization(customization(b));
+    } else {
       builder.pollUsingLockAndFetch(0.5, 1.0);
     }
     return builder.build();
+  }
+
+  /**
+   * db-scheduler 16.7.1 has no SQLite dialect (its generic SQL ends the due query with {@code
+   * OFFSET 0 ROWS FETCH FIRST n ROWS ONLY}, which SQLite rejects). Later releases add one: the
+   * generic dialect with timestamps persisted in UTC and a {@code LIMIT n} clause, and no
+   * lock-and-fetch. This is the same, configured through its public extension point.
+   */
+  private static SchedulerClient client(DataSource ds, OneTimeTask<Void> task, Backend b) {
+    SchedulerClient.Builder builder = SchedulerClient.Builder.create(ds, task);
+    if (b.sqlite()) {
+      builder.jdbcCustomization(customization(b));
+    }
+    return builder.build();
+  }
+
+  private static JdbcCustomization customization(Backend b) {
+    return new DefaultJdbcCustomization(true) {
+      @Override
+      public String getName() {
+        return "SQLite";
+      }
+
+      @Override
+      public String getQueryLimitPart(int limit) {
+        return " LIMIT " + limit;
+      }
+    };
   }
 
   private static Row runDbScheduler(Backend b, int items, int workers) throws Exception {
@@ -478,7 +562,7 @@ public final class PeerComparison {
         }
         executed.incrementAndGet();
       });
-      SchedulerClient client = SchedulerClient.Builder.create(ds, noop).build();
+      SchedulerClient client = client(ds, noop, b);
 
       int single = Math.min(items, 2000);
       long t0 = System.nanoTime();
@@ -527,7 +611,7 @@ public final class PeerComparison {
         latSeen.set(0);
         Arrays.fill(lat, 0);
         try (HikariDataSource otherDs = db.pool("dbs-other")) {
-          SchedulerClient other = SchedulerClient.Builder.create(otherDs, noop).build();
+          SchedulerClient other = client(otherDs, noop, b);
           for (int i = 0; i < LATENCY_SAMPLES; i++) {
             String id = "o" + i;
             sentAt.put(id, System.nanoTime());
