@@ -491,6 +491,9 @@ final class WorkItemRepository {
    * {@code now}; a renewal or takeover that landed in between makes it match nothing.
    */
   ReclaimResult reclaim(Connection c, List<Expired> expired, Instant now) throws SQLException {
+    if (d == Dialect.POSTGRES && !expired.isEmpty()) {
+      return reclaimPostgres(c, expired, now);
+    }
     int recovered = 0;
     int failed = 0;
     List<Expired> applied = new ArrayList<>();
@@ -570,6 +573,109 @@ final class WorkItemRepository {
   }
 
   /** Counts of one reclaim pass. */
+  private static String reclaimReason(Expired e, boolean fail) {
+    return "lease of " + e.holder() + " (token " + e.token() + ") expired at " + e.expiresAt()
+        + " on delivery " + e.deliveryCount() + " of " + e.maxAttempts() + ", last heartbeat "
+        + e.heartbeatAt() + (fail ? "; no attempts left, failed" : "; requeued");
+  }
+
+  private static String reclaimCheckpointReason(Expired e, boolean fail) {
+    return "lease expired at " + e.expiresAt() + " on delivery " + e.deliveryCount() + " of "
+        + e.maxAttempts() + (fail ? "; no attempts left: failed" : "; requeued");
+  }
+
+  private static final String RECLAIM_ALL_PG =
+      "UPDATE work_items w SET status = v.new_status, lease_holder = NULL, lease_token = NULL,"
+          + " lease_expires_at = NULL, available_at = ?, error_message = v.reason,"
+          + " completed_at = CASE WHEN v.new_status = 'failed' THEN ?::timestamptz END, updated_at = ?"
+          + " FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[]) AS v(id, token, new_status, reason)"
+          + " WHERE w.id = v.id AND w.status = 'in_progress' AND w.lease_token = v.token"
+          + " AND w.lease_expires_at <= ? RETURNING w.id";
+
+  private static final String CHECKPOINT_ALL_PG =
+      "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token, delivery_count,"
+          + " heartbeat_at, reason, created_at) SELECT v.id, ?, v.holder, v.token, v.delivery_count,"
+          + " to_timestamp(v.heartbeat_ms / 1000.0), v.reason, ?"
+          + " FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::int[], ?::bigint[], ?::text[])"
+          + " AS v(id, holder, token, delivery_count, heartbeat_ms, reason)";
+
+  /**
+   * {@link #reclaim} on PostgreSQL in two statements whatever the number of leases: one
+   * set-based UPDATE, still conditional per row on (id, token, status, expiry), returning the
+   * rows it changed, and one INSERT of their checkpoints.
+   */
+  private ReclaimResult reclaimPostgres(Connection c, List<Expired> expired, Instant now)
+      throws SQLException {
+    int n = expired.size();
+    Long[] ids = new Long[n];
+    Long[] tokens = new Long[n];
+    String[] statuses = new String[n];
+    String[] reasons = new String[n];
+    for (int i = 0; i < n; i++) {
+      Expired e = expired.get(i);
+      boolean fail = e.deliveryCount() >= e.maxAttempts();
+      ids[i] = e.id();
+      tokens[i] = e.token();
+      statuses[i] = fail ? FAILED : PENDING;
+      reasons[i] = reclaimReason(e, fail);
+    }
+    java.util.Set<Long> changed = new java.util.HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement(RECLAIM_ALL_PG)) {
+      d.setInstant(ps, 1, now);
+      d.setInstant(ps, 2, now);
+      d.setInstant(ps, 3, now);
+      ps.setArray(4, c.createArrayOf("bigint", ids));
+      ps.setArray(5, c.createArrayOf("bigint", tokens));
+      ps.setArray(6, c.createArrayOf("text", statuses));
+      ps.setArray(7, c.createArrayOf("text", reasons));
+      d.setInstant(ps, 8, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          changed.add(rs.getLong(1));
+        }
+      }
+    }
+    int recovered = 0;
+    int failed = 0;
+    List<Long> cpIds = new ArrayList<>();
+    List<String> cpHolders = new ArrayList<>();
+    List<Long> cpTokens = new ArrayList<>();
+    List<Integer> cpCounts = new ArrayList<>();
+    List<Long> cpHeartbeats = new ArrayList<>();
+    List<String> cpReasons = new ArrayList<>();
+    for (Expired e : expired) {
+      if (!changed.remove(e.id())) {
+        continue; // renewed, taken over or finalized since it was read: not ours to reclaim
+      }
+      boolean fail = e.deliveryCount() >= e.maxAttempts();
+      if (fail) {
+        failed++;
+      } else {
+        recovered++;
+      }
+      cpIds.add(e.id());
+      cpHolders.add(e.holder());
+      cpTokens.add(e.token());
+      cpCounts.add(e.deliveryCount());
+      cpHeartbeats.add(e.heartbeatAt() == null ? null : e.heartbeatAt().toEpochMilli());
+      cpReasons.add(reclaimCheckpointReason(e, fail));
+    }
+    if (!cpIds.isEmpty()) {
+      try (PreparedStatement cp = c.prepareStatement(CHECKPOINT_ALL_PG)) {
+        cp.setString(1, Checkpoint.LEASE_EXPIRED);
+        d.setInstant(cp, 2, now);
+        cp.setArray(3, c.createArrayOf("bigint", cpIds.toArray(new Long[0])));
+        cp.setArray(4, c.createArrayOf("text", cpHolders.toArray(new String[0])));
+        cp.setArray(5, c.createArrayOf("bigint", cpTokens.toArray(new Long[0])));
+        cp.setArray(6, c.createArrayOf("int4", cpCounts.toArray(new Integer[0])));
+        cp.setArray(7, c.createArrayOf("bigint", cpHeartbeats.toArray(new Long[0])));
+        cp.setArray(8, c.createArrayOf("text", cpReasons.toArray(new String[0])));
+        cp.executeUpdate();
+      }
+    }
+    return new ReclaimResult(n, recovered, failed, cpIds.size());
+  }
+
   record ReclaimResult(int found, int recovered, int failed, int checkpoints) {
     /** Accumulates results. Not thread-safe. */
     static final class Counter {

@@ -191,6 +191,47 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
     assertThat(w.acquire(AcquireRequest.batch("q", LEASE, 10))).isEmpty();
   }
 
+  @Test
+  void sweepBatchReclaimsEveryExpiredLeaseExceptTheOneRenewedAfterTheRead() {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      items.add(NewWorkItem.builder("q").input("job-" + i).maxAttempts(i == 2 ? 1 : 3).build());
+    }
+    List<Long> ids = w.enqueueAll(items);
+    List<Lease> leases = w.acquire(AcquireRequest.batch("q", LEASE, 3));
+    assertThat(leases).extracting(Lease::itemId).containsExactlyElementsOf(ids);
+    clock.advance(LEASE.plusSeconds(1));
+    RecoverySweep sweep = new RecoverySweep(store);
+    sweep.afterReadHook(() -> w.renew(ids.get(1), leases.get(1).token(), LEASE));
+
+    RecoveryStats s = sweep.scanAndRecover();
+
+    assertThat(s.expiredFound()).isEqualTo(3);
+    assertThat(s.recovered()).isEqualTo(1);
+    assertThat(s.failed()).isEqualTo(1);
+    assertThat(s.checkpointsCreated()).isEqualTo(2);
+    WorkItem retried = w.find(ids.get(0)).orElseThrow();
+    assertThat(retried.status()).isEqualTo(WorkStatus.PENDING);
+    assertThat(retried.leaseToken()).isNull();
+    assertThat(retried.checkpoints()).singleElement().satisfies(cp -> {
+      assertThat(cp.kind()).isEqualTo(Checkpoint.LEASE_EXPIRED);
+      assertThat(cp.leaseHolder()).isEqualTo("w");
+      assertThat(cp.leaseToken()).isEqualTo(leases.get(0).token());
+      assertThat(cp.deliveryCount()).isEqualTo(1);
+      assertThat(cp.lastHeartbeat()).isEqualTo(clock.instant().minus(LEASE.plusSeconds(1)));
+    });
+    WorkItem renewed = w.find(ids.get(1)).orElseThrow();
+    assertThat(renewed.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+    assertThat(renewed.leaseToken()).isEqualTo(leases.get(1).token());
+    assertThat(renewed.checkpoints()).isEmpty();
+    WorkItem dead = w.find(ids.get(2)).orElseThrow();
+    assertThat(dead.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(dead.errorMessage()).contains("no attempts left");
+    assertThat(dead.checkpoints()).singleElement().satisfies(cp ->
+        assertThat(cp.reason()).contains("no attempts left: failed"));
+  }
+
   static void execute(Connection c, String sql) throws Exception {
     try (Statement st = c.createStatement()) {
       st.execute(sql);
