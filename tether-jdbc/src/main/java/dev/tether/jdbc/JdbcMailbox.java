@@ -449,8 +449,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void extendVisibility(Duration timeout) {
       checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
-      call(() -> store.write("extending message " + id, c ->
-          repo.renew(c, id, token, store.now(c, clock), timeout)), "extendVisibility");
+      call(() -> store.renew(repo, id, token, timeout, clock), "extendVisibility");
     }
 
     @Override

@@ -206,8 +206,7 @@ public final class LeaseManager {
       throw new IllegalArgumentException(
           "leaseDuration must be in 0.." + AcquireRequest.MAX_LEASE + ", was " + leaseDuration);
     }
-    return store.write("renewing the lease of item " + itemId,
-        c -> repo.renew(c, itemId, token, store.now(c, clock), leaseDuration));
+    return store.renew(repo, itemId, token, leaseDuration, clock);
   }
 
   /**

@@ -66,6 +66,7 @@ public final class TetherStore implements AutoCloseable {
   private final Map<String, int[]> queueSettings = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final GroupCommitter committer;
+  private final RenewalBatcher renewals;
   private long itemsGeneration; // guarded by itemsSignal
   private volatile NotificationListener listener;
 
@@ -84,6 +85,7 @@ public final class TetherStore implements AutoCloseable {
     // so that grouping only sets in when the connections are busy.
     this.committer = new GroupCommitter(this, new WorkItemRepository(dialect),
         dialect == Dialect.SQLITE ? 1 : Integer.getInteger("tether.groupCommit.parallel", 4));
+    this.renewals = new RenewalBatcher(this, new WorkItemRepository(dialect));
   }
 
   /**
@@ -318,6 +320,18 @@ public final class TetherStore implements AutoCloseable {
    */
   List<RuntimeException> completeAll(List<long[]> idsAndTokens, Clock clock) {
     return committer.completeAll(idsAndTokens, clock);
+  }
+
+  /**
+   * Renews a lease durably: batched with renewals due at the same time when group commit is on,
+   * else in a transaction of its own. Returns the new expiry.
+   */
+  Instant renew(WorkItemRepository repo, long id, long token, java.time.Duration duration, Clock clock) {
+    if (config.groupCommit()) {
+      return renewals.renew(id, token, duration, clock);
+    }
+    return write("renewing the lease of item " + id,
+        c -> repo.renew(c, id, token, now(c, clock), duration));
   }
 
   /** Wakes receivers waiting in this process (new items may be available). */

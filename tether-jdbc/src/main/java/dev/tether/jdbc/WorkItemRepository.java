@@ -857,6 +857,88 @@ final class WorkItemRepository {
     return out;
   }
 
+  /** One renewal of a batch: the lease, the extension, and the instant (null: database clock, PostgreSQL only). */
+  record Renewal(long id, long token, Duration duration, Instant now) {}
+
+  private static final String RENEW_ALL_PG =
+      "UPDATE work_items w SET lease_expires_at = GREATEST(w.lease_expires_at,"
+          + " v.now + v.extend_ms * interval '1 millisecond'), heartbeat_at = v.now, updated_at = v.now"
+          + " FROM (SELECT u.id, u.token, u.extend_ms, COALESCE(to_timestamp(u.at_ms / 1000.0),"
+          + " date_trunc('milliseconds', clock_timestamp())) AS now"
+          + " FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) AS u(id, token, extend_ms, at_ms)) v"
+          + " WHERE w.id = v.id AND w.lease_token = v.token AND w.status = 'in_progress'"
+          + " RETURNING w.id, w.lease_token, w.lease_expires_at";
+
+  /**
+   * Renews several leases in the caller's transaction, each to {@code max(current expiry, now +
+   * duration)} and conditional on (id, token, status): one statement on PostgreSQL. Returns, in
+   * order, the new expiry ({@link Instant}) of each renewed lease and the refusal ({@link
+   * TetherStoreException}) of each whose update matched nothing (which changed nothing). Two
+   * renewals of one lease in a batch both get the later of their expiries.
+   */
+  List<Object> renewAll(Connection c, List<Renewal> renewals) throws SQLException {
+    List<Object> out = new ArrayList<>(renewals.size());
+    if (d != Dialect.POSTGRES) {
+      for (Renewal r : renewals) {
+        try {
+          out.add(renew(c, r.id(), r.token(), r.now(), r.duration()));
+        } catch (TetherStoreException refused) {
+          out.add(refused);
+        }
+      }
+      return out;
+    }
+    // One row per lease: duplicates would make the join update a row with an arbitrary one.
+    java.util.Map<List<Long>, Renewal> unique = new java.util.LinkedHashMap<>();
+    for (Renewal r : renewals) {
+      unique.merge(List.of(r.id(), r.token()), r,
+          (a, b) -> a.now() == null || b.now() == null
+              ? (a.duration().compareTo(b.duration()) >= 0 ? a : b)
+              : (a.now().plus(a.duration()).isAfter(b.now().plus(b.duration())) ? a : b));
+    }
+    int n = unique.size();
+    Long[] ids = new Long[n];
+    Long[] tokens = new Long[n];
+    Long[] extend = new Long[n];
+    Long[] at = new Long[n];
+    int i = 0;
+    for (Renewal r : unique.values()) {
+      ids[i] = r.id();
+      tokens[i] = r.token();
+      extend[i] = r.duration().toMillis();
+      at[i] = r.now() == null ? null : r.now().toEpochMilli();
+      i++;
+    }
+    java.util.Map<List<Long>, Instant> renewed = new java.util.HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(RENEW_ALL_PG)) {
+      ps.setArray(1, c.createArrayOf("bigint", ids));
+      ps.setArray(2, c.createArrayOf("bigint", tokens));
+      ps.setArray(3, c.createArrayOf("bigint", extend));
+      ps.setArray(4, c.createArrayOf("bigint", at));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          renewed.put(List.of(rs.getLong(1), rs.getLong(2)), d.getInstant(rs, "lease_expires_at"));
+        }
+      }
+    }
+    java.util.Map<List<Long>, TetherStoreException> refusals = new java.util.HashMap<>();
+    for (Renewal r : renewals) {
+      List<Long> key = List.of(r.id(), r.token());
+      Instant expiry = renewed.get(key);
+      if (expiry != null) {
+        out.add(expiry);
+      } else {
+        TetherStoreException e = refusals.get(key);
+        if (e == null) {
+          e = diagnose(c, r.id(), r.token(), "renew");
+          refusals.put(key, e);
+        }
+        out.add(e);
+      }
+    }
+    return out;
+  }
+
   void complete(Connection c, long id, long token, byte[] output, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {

@@ -232,6 +232,54 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
         assertThat(cp.reason()).contains("no attempts left: failed"));
   }
 
+  @Test
+  void concurrentRenewalsAreBatchedAndOnlyTheStaleOneIsRefused() throws Exception {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 24; i++) {
+      items.add(NewWorkItem.of("q", "job-" + i));
+    }
+    w.enqueueAll(items);
+    List<Lease> leases = w.acquire(AcquireRequest.batch("q", LEASE, 24));
+    clock.advance(Duration.ofSeconds(10));
+    Duration longer = Duration.ofMinutes(2);
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    CountDownLatch go = new CountDownLatch(1);
+    try {
+      List<Future<Object>> outcomes = new ArrayList<>();
+      for (int i = 0; i < leases.size(); i++) {
+        Lease l = leases.get(i);
+        long token = i == 7 ? l.token() ^ 1 : l.token();
+        outcomes.add(pool.submit(() -> {
+          go.await();
+          try {
+            return w.renew(l.itemId(), token, longer);
+          } catch (RuntimeException e) {
+            return e;
+          }
+        }));
+      }
+      go.countDown();
+      for (int i = 0; i < leases.size(); i++) {
+        Object o = outcomes.get(i).get();
+        WorkItem item = w.find(leases.get(i).itemId()).orElseThrow();
+        if (i == 7) {
+          assertThat(o).isInstanceOf(LeaseConflictException.class);
+          assertThat(item.leaseExpiresAt()).isEqualTo(leases.get(i).expiresAt());
+        } else {
+          assertThat(o).as("renewal %d", i).isEqualTo(clock.instant().plus(longer));
+          assertThat(item.leaseExpiresAt()).isEqualTo(clock.instant().plus(longer));
+          assertThat(item.heartbeatAt()).isEqualTo(clock.instant());
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    // never shortens: a shorter renewal keeps the longer expiry
+    assertThat(w.renew(leases.get(0).itemId(), leases.get(0).token(), Duration.ofSeconds(1)))
+        .isEqualTo(clock.instant().plus(longer));
+  }
+
   static void execute(Connection c, String sql) throws Exception {
     try (Statement st = c.createStatement()) {
       st.execute(sql);
