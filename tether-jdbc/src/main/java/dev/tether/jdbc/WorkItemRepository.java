@@ -111,6 +111,9 @@ final class WorkItemRepository {
   /** Rows per multi-row INSERT of a batch enqueue (11 parameters each; well under both engines' limits). */
   static final int INSERT_CHUNK = 500;
 
+  /** Rows per one-statement array INSERT of a batch enqueue on PostgreSQL. */
+  static final int INSERT_CHUNK_PG = 2000;
+
   /**
    * Inserts items in order, returning their ids in the same order. Runs of items without an
    * idempotency key go in multi-row INSERTs of up to {@link #INSERT_CHUNK} rows (one round trip
@@ -122,7 +125,7 @@ final class WorkItemRepository {
     for (NewWorkItem item : items) {
       if (item.idempotencyKey() == null) {
         run.add(item);
-        if (run.size() == INSERT_CHUNK) {
+        if (run.size() == (d == Dialect.POSTGRES ? INSERT_CHUNK_PG : INSERT_CHUNK)) {
           ids.addAll(insertRun(c, run, now));
           run.clear();
         }
@@ -142,6 +145,9 @@ final class WorkItemRepository {
     }
     if (run.size() == 1) {
       return List.of(insert(c, run.get(0), now));
+    }
+    if (d == Dialect.POSTGRES) {
+      return insertRunPostgres(c, run, now);
     }
     StringBuilder sql = new StringBuilder(
         "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
@@ -178,6 +184,66 @@ final class WorkItemRepository {
     }
     // Ids come from one sequence (PostgreSQL) or rowid (SQLite), assigned in VALUES order within
     // the statement; RETURNING does not promise an order, so restore it.
+    ids.sort(Comparator.naturalOrder());
+    return ids;
+  }
+
+  private static final String INSERT_ALL_PG =
+      "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at)"
+          + " SELECT v.queue, v.task_id, v.work_type, 'pending', v.priority, 0, v.max_attempts,"
+          + " ?::timestamptz + v.delay_ms * interval '1 millisecond', v.reply_to, v.input_data, ?, ?"
+          + " FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::bigint[], ?::text[],"
+          + " ?::bytea[]) WITH ORDINALITY AS v(queue, task_id, work_type, priority, max_attempts,"
+          + " delay_ms, reply_to, input_data, ord) ORDER BY v.ord RETURNING id";
+
+  /** A run of keyless items in one statement with one array per column (PostgreSQL). */
+  private List<Long> insertRunPostgres(Connection c, List<NewWorkItem> run, Instant now)
+      throws SQLException {
+    int n = run.size();
+    String[] queues = new String[n];
+    String[] taskIds = new String[n];
+    String[] workTypes = new String[n];
+    Integer[] priorities = new Integer[n];
+    Integer[] maxAttempts = new Integer[n];
+    Long[] delays = new Long[n];
+    String[] replyTos = new String[n];
+    byte[][] inputs = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      NewWorkItem item = run.get(i);
+      queues[i] = item.queue();
+      taskIds[i] = item.taskId();
+      workTypes[i] = item.workType();
+      priorities[i] = item.priority();
+      maxAttempts[i] = item.maxAttempts();
+      delays[i] = item.delay().toMillis();
+      replyTos[i] = item.replyTo();
+      inputs[i] = item.inputUnsafe();
+    }
+    List<Long> ids = new ArrayList<>(n);
+    try (PreparedStatement ps = c.prepareStatement(INSERT_ALL_PG)) {
+      d.setInstant(ps, 1, now);
+      d.setInstant(ps, 2, now);
+      d.setInstant(ps, 3, now);
+      ps.setArray(4, c.createArrayOf("text", queues));
+      ps.setArray(5, c.createArrayOf("text", taskIds));
+      ps.setArray(6, c.createArrayOf("text", workTypes));
+      ps.setArray(7, c.createArrayOf("int4", priorities));
+      ps.setArray(8, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(9, c.createArrayOf("bigint", delays));
+      ps.setArray(10, c.createArrayOf("text", replyTos));
+      ps.setArray(11, c.createArrayOf("bytea", inputs));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+    }
+    if (ids.size() != n) {
+      throw new IllegalStateException("a multi-row insert of " + n + " items returned " + ids.size()
+          + " ids; indicates a bug");
+    }
+    // Identity values are drawn in insertion order (ORDER BY ordinality); RETURNING promises no order.
     ids.sort(Comparator.naturalOrder());
     return ids;
   }
