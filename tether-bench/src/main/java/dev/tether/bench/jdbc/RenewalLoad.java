@@ -34,7 +34,7 @@ import javax.sql.DataSource;
 /**
  * Lease renewal load on PostgreSQL: {@code leases} in-flight messages (JdbcMailbox), each with its
  * own {@link Heartbeat} and a {@link LeaseExtender} (interval 1 s, extension 30 s), beaten every
- * 100 ms by 4 beater threads for {@code seconds}; counts the SQL statements the store executed
+ * 100 ms by its own thread (as a handler would) for {@code seconds}; counts the SQL statements the store executed
  * (every {@code execute*} and {@code commit} on its connections, through a counting DataSource)
  * and checks that no lease was lost. Group commit on and off in the same run.
  *
@@ -85,7 +85,7 @@ public final class RenewalLoad {
       }
       AtomicBoolean stop = new AtomicBoolean();
       List<Thread> beaters = new ArrayList<>();
-      int threads = 4;
+      int threads = leases; // one handler thread per in-flight item, as in a worker
       for (int t = 0; t < threads; t++) {
         int from = t * leases / threads;
         int to = (t + 1) * leases / threads;
@@ -105,6 +105,7 @@ public final class RenewalLoad {
             }
           }
         }, "beater-" + t);
+        th.setDaemon(true);
         th.start();
         beaters.add(th);
       }
