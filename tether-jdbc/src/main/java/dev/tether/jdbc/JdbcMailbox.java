@@ -18,7 +18,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -266,7 +268,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    * @throws InvalidParameterException if a message was not received from this mailbox (then
    *     nothing was acknowledged)
    */
-  public java.util.Map<String, MailboxException> acknowledgeAll(List<? extends Message<T, R>> messages) {
+  public Map<String, MailboxException> acknowledgeAll(List<? extends Message<T, R>> messages) {
     Objects.requireNonNull(messages, "messages");
     List<long[]> handles = new ArrayList<>(messages.size());
     for (Message<T, R> m : messages) {
@@ -278,10 +280,10 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       handles.add(new long[] {jm.id, jm.token});
     }
     if (handles.isEmpty()) {
-      return java.util.Map.of();
+      return Map.of();
     }
     List<RuntimeException> outcomes = call(() -> store.completeAll(handles, clock), "acknowledgeAll");
-    java.util.Map<String, MailboxException> refused = new java.util.LinkedHashMap<>();
+    Map<String, MailboxException> refused = new LinkedHashMap<>();
     for (int i = 0; i < outcomes.size(); i++) {
       RuntimeException cause = outcomes.get(i);
       if (cause == null) {

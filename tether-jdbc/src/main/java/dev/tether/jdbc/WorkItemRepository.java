@@ -11,8 +11,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -384,7 +390,7 @@ final class WorkItemRepository {
   private List<Lease> takePending(
       Connection c, List<Lease> picked, String holder, Instant now, Instant expires)
       throws SQLException {
-    java.util.Set<Long> matched = new java.util.HashSet<>();
+    Set<Long> matched = new HashSet<>();
     if (d == Dialect.POSTGRES) {
       Long[] ids = new Long[picked.size()];
       Long[] tokens = new Long[picked.size()];
@@ -685,7 +691,7 @@ final class WorkItemRepository {
       statuses[i] = fail ? FAILED : PENDING;
       reasons[i] = reclaimReason(e, fail);
     }
-    java.util.Set<Long> changed = new java.util.HashSet<>();
+    Set<Long> changed = new HashSet<>();
     try (PreparedStatement ps = c.prepareStatement(RECLAIM_ALL_PG)) {
       d.setInstant(ps, 1, now);
       d.setInstant(ps, 2, now);
@@ -848,7 +854,7 @@ final class WorkItemRepository {
   List<TetherStoreException> completeAll(Connection c, List<Finish> finishes) throws SQLException {
     boolean simple = d == Dialect.POSTGRES;
     for (Finish f : finishes) {
-      simple &= f.output() == null && java.util.Objects.equals(f.now(), finishes.get(0).now());
+      simple &= f.output() == null && Objects.equals(f.now(), finishes.get(0).now());
     }
     if (simple) {
       return completeAllPostgres(c, finishes);
@@ -902,7 +908,7 @@ final class WorkItemRepository {
       ids[i] = finishes.get(i).id();
       tokens[i] = finishes.get(i).token();
     }
-    java.util.Set<List<Long>> matched = new java.util.HashSet<>();
+    Set<List<Long>> matched = new HashSet<>();
     try (PreparedStatement ps = c.prepareStatement(COMPLETE_ALL_PG)) {
       d.setInstant(ps, 1, finishes.get(0).now());
       d.setInstant(ps, 2, finishes.get(0).now());
@@ -955,7 +961,7 @@ final class WorkItemRepository {
       return out;
     }
     // One row per lease: duplicates would make the join update a row with an arbitrary one.
-    java.util.Map<List<Long>, Renewal> unique = new java.util.LinkedHashMap<>();
+    Map<List<Long>, Renewal> unique = new LinkedHashMap<>();
     for (Renewal r : renewals) {
       unique.merge(List.of(r.id(), r.token()), r,
           (a, b) -> a.now() == null || b.now() == null
@@ -975,7 +981,7 @@ final class WorkItemRepository {
       at[i] = r.now() == null ? null : r.now().toEpochMilli();
       i++;
     }
-    java.util.Map<List<Long>, Instant> renewed = new java.util.HashMap<>();
+    Map<List<Long>, Instant> renewed = new HashMap<>();
     try (PreparedStatement ps = c.prepareStatement(RENEW_ALL_PG)) {
       ps.setArray(1, c.createArrayOf("bigint", ids));
       ps.setArray(2, c.createArrayOf("bigint", tokens));
@@ -987,7 +993,7 @@ final class WorkItemRepository {
         }
       }
     }
-    java.util.Map<List<Long>, TetherStoreException> refusals = new java.util.HashMap<>();
+    Map<List<Long>, TetherStoreException> refusals = new HashMap<>();
     for (Renewal r : renewals) {
       List<Long> key = List.of(r.id(), r.token());
       Instant expiry = renewed.get(key);
