@@ -585,46 +585,49 @@ public final class PeerComparison {
       row.v.put("enqB/s", items / ((System.nanoTime() - t0) / 1e9));
 
       Scheduler scheduler = buildScheduler(b, ds, noop, workers);
-      t0 = System.nanoTime();
-      scheduler.start();
-      while (executed.get() < items || countRows(ds) > 0) {
-        Thread.sleep(2);
-        if (System.nanoTime() - t0 > TimeUnit.MINUTES.toNanos(10)) {
-          throw new IllegalStateException("db-scheduler drained only " + executed.get() + " of " + items);
-        }
-      }
-      row.v.put("drain/s", items / ((System.nanoTime() - t0) / 1e9));
-
-      // latency, producer on the same scheduler instance (immediate execution applies)
-      Thread.sleep(300);
-      for (int i = 0; i < LATENCY_SAMPLES; i++) {
-        String id = "l" + i;
-        sentAt.put(id, System.nanoTime());
-        scheduler.schedule(noop.instance(id), Instant.now());
-        Thread.sleep(10);
-      }
-      awaitCount(latSeen, LATENCY_SAMPLES);
-      double[] same = percentiles(lat);
-      row.v.put("lat50ms", same[0]);
-      row.v.put("lat99ms", same[1]);
-      if (!b.sqlite()) {
-        latSeen.set(0);
-        Arrays.fill(lat, 0);
-        try (HikariDataSource otherDs = db.pool("dbs-other")) {
-          SchedulerClient other = client(otherDs, noop, b);
-          for (int i = 0; i < LATENCY_SAMPLES; i++) {
-            String id = "o" + i;
-            sentAt.put(id, System.nanoTime());
-            other.schedule(noop.instance(id), Instant.now());
-            Thread.sleep(10);
+      try {
+        t0 = System.nanoTime();
+        scheduler.start();
+        while (executed.get() < items || countRows(ds) > 0) {
+          Thread.sleep(2);
+          if (System.nanoTime() - t0 > TimeUnit.MINUTES.toNanos(10)) {
+            throw new IllegalStateException("db-scheduler drained only " + executed.get() + " of " + items);
           }
-          awaitCount(latSeen, LATENCY_SAMPLES);
         }
-        double[] o = percentiles(lat);
-        row.v.put("latO50ms", o[0]);
-        row.v.put("latO99ms", o[1]);
+        row.v.put("drain/s", items / ((System.nanoTime() - t0) / 1e9));
+
+        // latency, producer on the same scheduler instance (immediate execution applies)
+        Thread.sleep(300);
+        for (int i = 0; i < LATENCY_SAMPLES; i++) {
+          String id = "l" + i;
+          sentAt.put(id, System.nanoTime());
+          scheduler.schedule(noop.instance(id), Instant.now());
+          Thread.sleep(10);
+        }
+        awaitCount(latSeen, LATENCY_SAMPLES);
+        double[] same = percentiles(lat);
+        row.v.put("lat50ms", same[0]);
+        row.v.put("lat99ms", same[1]);
+        if (!b.sqlite()) {
+          latSeen.set(0);
+          Arrays.fill(lat, 0);
+          try (HikariDataSource otherDs = db.pool("dbs-other")) {
+            SchedulerClient other = client(otherDs, noop, b);
+            for (int i = 0; i < LATENCY_SAMPLES; i++) {
+              String id = "o" + i;
+              sentAt.put(id, System.nanoTime());
+              other.schedule(noop.instance(id), Instant.now());
+              Thread.sleep(10);
+            }
+            awaitCount(latSeen, LATENCY_SAMPLES);
+          }
+          double[] o = percentiles(lat);
+          row.v.put("latO50ms", o[0]);
+          row.v.put("latO99ms", o[1]);
+        }
+      } finally {
+        scheduler.stop(); // also when a step failed: its threads must not outlive the pool
       }
-      scheduler.stop();
     }
     row.v.put("heapMB", peakHeapMb());
     return row;
