@@ -81,10 +81,13 @@ public final class TetherStore implements AutoCloseable {
     this.dialect = dialect;
     this.config = config;
     this.description = description;
-    // SQLite has one writer at a time: one group at a time. PostgreSQL: a few groups in flight,
-    // so that grouping only sets in when the connections are busy.
+    // SQLite has one writer at a time: one group at a time, and every commit saved is a WAL
+    // write (and with FULL an fsync) saved. PostgreSQL already flushes concurrent commits
+    // together, so completions there only group when more are in flight than the pool has
+    // connections to spare (measured: grouping below that only added waiting).
+    int pool = config.maximumPoolSize() > 0 ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE;
     this.committer = new GroupCommitter(this, new WorkItemRepository(dialect),
-        dialect == Dialect.SQLITE ? 1 : Integer.getInteger("tether.groupCommit.parallel", 4));
+        dialect == Dialect.SQLITE ? 1 : Math.max(1, pool - 2));
     this.renewals = new RenewalBatcher(this, new WorkItemRepository(dialect));
   }
 
