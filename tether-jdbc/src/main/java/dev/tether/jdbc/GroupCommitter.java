@@ -103,18 +103,31 @@ final class GroupCommitter {
     boolean interrupted = false;
     while (!allDone(mine)) {
       if (leaders.tryAcquire()) {
+        boolean committed;
         try {
-          while (!allDone(mine)) {
-            commitGroup();
-          }
+          committed = commitGroup();
         } finally {
           leaders.release();
         }
-        // Completions queued meanwhile need a new leader: wake the followers.
+        // Completions queued meanwhile may need a new leader: wake the followers.
         synchronized (this) {
           notifyAll();
         }
-        break;
+        if (committed) {
+          continue;
+        }
+        // Nothing was queued: ours are in a group another leader is committing. Wait for it
+        // (it notifies under this monitor after marking them done: no lost wake-up).
+        synchronized (this) {
+          if (!allDone(mine)) {
+            try {
+              wait();
+            } catch (InterruptedException e) {
+              interrupted = true;
+            }
+          }
+        }
+        continue;
       }
       synchronized (this) {
         // Re-checked under the monitor: a leader releases before it notifies (under the monitor),
@@ -134,15 +147,18 @@ final class GroupCommitter {
     }
   }
 
-  /** Commits up to {@link #MAX_GROUP} queued completions. Caller holds a leader permit. */
-  private void commitGroup() {
+  /**
+   * Commits up to {@link #MAX_GROUP} queued completions; returns false if none was queued.
+   * Caller holds a leader permit.
+   */
+  private boolean commitGroup() {
     List<Completion> group = new ArrayList<>();
     Completion c;
     while (group.size() < MAX_GROUP && (c = pending.poll()) != null) {
       group.add(c);
     }
     if (group.isEmpty()) {
-      return;
+      return false;
     }
     // Same row order in every group: concurrent transactions never lock two rows crosswise.
     group.sort(Comparator.comparingLong((Completion x) -> x.id));
@@ -164,6 +180,7 @@ final class GroupCommitter {
     synchronized (this) {
       notifyAll();
     }
+    return true;
   }
 
   private List<TetherStoreException> completeAll(Connection conn, List<Completion> group)
