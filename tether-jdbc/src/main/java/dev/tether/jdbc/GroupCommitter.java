@@ -162,10 +162,17 @@ final class GroupCommitter {
     }
     // Same row order in every group: concurrent transactions never lock two rows crosswise.
     group.sort(Comparator.comparingLong((Completion x) -> x.id));
+    // On PostgreSQL a group without outputs, at one instant, is one UPDATE: auto-commit saves the
+    // COMMIT round trip. Anything else runs in a transaction of its own.
+    boolean oneStatement = store.engine() == TetherStore.Engine.POSTGRESQL;
+    for (Completion x : group) {
+      oneStatement &= x.output == null && x.clock == group.get(0).clock;
+    }
+    String what = group.size() == 1 ? "completing item " + group.get(0).id : "completing " + group.size() + " items";
     try {
-      List<TetherStoreException> refusals = store.write(
-          group.size() == 1 ? "completing item " + group.get(0).id : "completing " + group.size() + " items",
-          conn -> completeAll(conn, group));
+      List<TetherStoreException> refusals = oneStatement
+          ? store.writeOneStatement(what, conn -> completeAll(conn, group))
+          : store.write(what, conn -> completeAll(conn, group));
       for (int i = 0; i < group.size(); i++) {
         group.get(i).error = refusals.get(i);
         group.get(i).done = true;
@@ -188,10 +195,17 @@ final class GroupCommitter {
     Instant dbNow = null;
     boolean sqlClock = store.engine() == TetherStore.Engine.POSTGRESQL;
     List<WorkItemRepository.Finish> finishes = new ArrayList<>(group.size());
+    java.util.Map<Clock, Instant> clockNow = new java.util.IdentityHashMap<>();
     for (Completion x : group) {
       Instant now;
       if (x.clock != null) {
-        now = store.now(conn, x.clock);
+        // one reading per clock: a group completes at one instant per clock
+        Instant read = clockNow.get(x.clock);
+        if (read == null) {
+          read = store.now(conn, x.clock);
+          clockNow.put(x.clock, read);
+        }
+        now = read;
       } else if (sqlClock) {
         now = null; // the statement reads the database clock itself: no extra round trip
       } else {

@@ -465,6 +465,28 @@ public final class TetherStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Runs a write that is one statement (plus reads) in auto-commit mode: one round trip fewer
+   * than {@link #write} (no separate COMMIT), still atomic and, when it returns, durable.
+   * Retried like {@link #write} when the database aborts it (deadlock, serialization). Only for
+   * work whose single write statement is the whole change.
+   */
+  <T> T writeOneStatement(String what, SqlWork<T> work) {
+    for (int attempt = 1; ; attempt++) {
+      try (Connection c = borrow()) {
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true);
+        }
+        return work.run(c);
+      } catch (SQLException e) {
+        if (attempt >= WRITE_ATTEMPTS || !isRetryableAbort(e)) {
+          throw translate(what, e);
+        }
+        LOG.debug("Retrying a write aborted by the database ({}), attempt {}", what, attempt + 1, e);
+      }
+    }
+  }
+
   private static final int WRITE_ATTEMPTS = 3;
 
   private static boolean isRetryableAbort(Throwable t) {
