@@ -19,7 +19,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -157,8 +159,10 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       if (capacity > 0) {
         checkCapacity(c, queue, capacity, "mailbox");
       }
-      return repo.insert(c, NewWorkItem.builder(queue).input(bytes).maxAttempts(maxDeliveries)
+      long inserted = repo.insert(c, NewWorkItem.builder(queue).input(bytes).maxAttempts(maxDeliveries)
           .replyTo(replyTo).build(), now);
+      store.notifyItems(c);
+      return inserted;
     }), "send");
     store.signalItems();
     return Long.toString(id);
@@ -208,6 +212,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       if (closed.get() || Thread.currentThread().isInterrupted()) {
         return List.of();
       }
+      long seen = store.itemsGeneration();
       List<Lease> leases = call(() -> store.write("receiving from mailbox '" + queue + "'",
           c -> repo.acquire(c, request, holder, store.now(c, clock), null)), "receive");
       if (!leases.isEmpty()) {
@@ -218,7 +223,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
         return List.of();
       }
       long waitMillis = Math.max(1, Math.min(pollInterval.toMillis(), remaining / 1_000_000L));
-      if (!store.awaitItems(waitMillis)) {
+      if (!store.awaitItems(seen, waitMillis)) {
         return List.of();
       }
     }
@@ -248,6 +253,52 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       out.add(new JdbcMessage(l, body));
     }
     return out;
+  }
+
+  /**
+   * Acknowledges several messages received from this mailbox in one transaction (one commit for
+   * all, rather than one each): each acknowledgement is a token-checked completion applied or
+   * refused on its own, exactly as {@link Message#acknowledge()} would; every applied one is
+   * durable when this returns. Blocks for one database round trip or so.
+   *
+   * @param messages messages received from this mailbox (not yet finalized through this call)
+   * @return the messages not acknowledged, by id, with why: {@link ReceiptHandleExpiredException}
+   *     for a stale handle, {@link MessageFinalizedException} for a message already finalized,
+   *     {@link MailboxConnectionException} or {@link MailboxException} when the transaction
+   *     holding it failed (it may be retried); empty when all were acknowledged
+   * @throws InvalidParameterException if a message was not received from this mailbox (then
+   *     nothing was acknowledged)
+   */
+  public Map<String, MailboxException> acknowledgeAll(List<? extends Message<T, R>> messages) {
+    Objects.requireNonNull(messages, "messages");
+    List<long[]> handles = new ArrayList<>(messages.size());
+    for (Message<T, R> m : messages) {
+      if (!(m instanceof JdbcMailbox.JdbcMessage) || ((JdbcMessage) m).owner() != this) {
+        throw new InvalidParameterException("message " + m + " was not received from mailbox '"
+            + queue + "' (" + this + "); nothing was acknowledged");
+      }
+      JdbcMessage jm = (JdbcMessage) m;
+      handles.add(new long[] {jm.id, jm.token});
+    }
+    if (handles.isEmpty()) {
+      return Map.of();
+    }
+    List<RuntimeException> outcomes = call(() -> store.completeAll(handles, clock), "acknowledgeAll");
+    Map<String, MailboxException> refused = new LinkedHashMap<>();
+    for (int i = 0; i < outcomes.size(); i++) {
+      RuntimeException cause = outcomes.get(i);
+      if (cause == null) {
+        continue;
+      }
+      try {
+        call(() -> {
+          throw cause;
+        }, "acknowledge");
+      } catch (MailboxException mapped) {
+        refused.put(messages.get(i).id(), mapped);
+      }
+    }
+    return refused;
   }
 
   @Override
@@ -345,6 +396,10 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       this.replyTo = lease.replyTo();
     }
 
+    JdbcMailbox<T, R> owner() {
+      return JdbcMailbox.this;
+    }
+
     @Override
     public String id() {
       return Long.toString(id);
@@ -377,10 +432,10 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public void acknowledge() {
-      call(() -> store.write("acknowledging message " + id, c -> {
-        repo.complete(c, id, token, null, store.now(c, clock));
+      call(() -> {
+        store.complete(repo, id, token, null, clock);
         return null;
-      }), "acknowledge");
+      }, "acknowledge");
     }
 
     @Override
@@ -388,6 +443,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
       call(() -> store.write("handing back message " + id, c -> {
         repo.nack(c, id, token, visibilityTimeout, store.now(c, clock));
+        store.notifyItems(c);
         return null;
       }), "nack");
       store.signalItems();
@@ -396,8 +452,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void extendVisibility(Duration timeout) {
       checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
-      call(() -> store.write("extending message " + id, c ->
-          repo.renew(c, id, token, store.now(c, clock), timeout)), "extendVisibility");
+      call(() -> store.renew(repo, id, token, timeout, clock), "extendVisibility");
     }
 
     @Override
@@ -439,6 +494,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
         checkCapacity(c, replyTo, settings[1], "reply mailbox");
       }
       repo.insert(c, NewWorkItem.builder(replyTo).input(bytes).maxAttempts(settings[0]).build(), now);
+      store.notifyItems(c);
     }
 
     @Override

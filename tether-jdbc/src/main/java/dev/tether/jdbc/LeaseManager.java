@@ -101,7 +101,11 @@ public final class LeaseManager {
   public long enqueue(NewWorkItem item) {
     Objects.requireNonNull(item, "item");
     long id = store.write("enqueueing on queue '" + item.queue() + "'",
-        c -> repo.insert(c, item, store.now(c, clock)));
+        c -> {
+          long inserted = repo.insert(c, item, store.now(c, clock));
+          store.notifyItems(c);
+          return inserted;
+        });
     store.signalItems();
     return id;
   }
@@ -117,11 +121,12 @@ public final class LeaseManager {
     Objects.requireNonNull(items, "items");
     List<Long> ids = store.write("enqueueing " + items.size() + " items", c -> {
       Instant now = store.now(c, clock);
-      List<Long> out = new ArrayList<>(items.size());
       for (NewWorkItem item : items) {
-        out.add(repo.insert(c, Objects.requireNonNull(item, "item"), now));
+        Objects.requireNonNull(item, "item");
       }
-      return out;
+      List<Long> inserted = repo.insertAll(c, items, now);
+      store.notifyItems(c);
+      return inserted;
     });
     store.signalItems();
     return ids;
@@ -202,8 +207,7 @@ public final class LeaseManager {
       throw new IllegalArgumentException(
           "leaseDuration must be in 0.." + AcquireRequest.MAX_LEASE + ", was " + leaseDuration);
     }
-    return store.write("renewing the lease of item " + itemId,
-        c -> repo.renew(c, itemId, token, store.now(c, clock), leaseDuration));
+    return store.renew(repo, itemId, token, leaseDuration, clock);
   }
 
   /**
@@ -221,10 +225,7 @@ public final class LeaseManager {
     if (output != null) {
       NewWorkItem.checkSize(output, "output of item " + itemId);
     }
-    store.write("completing item " + itemId, c -> {
-      repo.complete(c, itemId, token, output, store.now(c, clock));
-      return null;
-    });
+    store.complete(repo, itemId, token, output, clock);
   }
 
   /**
@@ -274,6 +275,7 @@ public final class LeaseManager {
     }
     store.write("handing back item " + itemId, c -> {
       repo.nack(c, itemId, token, delay, store.now(c, clock));
+      store.notifyItems(c);
       return null;
     });
     store.signalItems();
@@ -308,7 +310,13 @@ public final class LeaseManager {
   public boolean redrive(long itemId, int additionalAttempts) {
     requireAttempts(additionalAttempts);
     boolean done = store.write("redriving item " + itemId,
-        c -> repo.redrive(c, itemId, additionalAttempts, store.now(c, clock)));
+        c -> {
+          boolean redriven = repo.redrive(c, itemId, additionalAttempts, store.now(c, clock));
+          if (redriven) {
+            store.notifyItems(c);
+          }
+          return redriven;
+        });
     if (done) {
       store.signalItems();
     }
@@ -346,6 +354,9 @@ public final class LeaseManager {
         if (repo.redrive(c, id, additionalAttempts, now)) {
           count++;
         }
+      }
+      if (count > 0) {
+        store.notifyItems(c);
       }
       return count;
     });

@@ -13,6 +13,7 @@ import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -64,6 +65,10 @@ public final class TetherStore implements AutoCloseable {
   private final Object itemsSignal = new Object();
   private final Map<String, int[]> queueSettings = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final GroupCommitter committer;
+  private final RenewalBatcher renewals;
+  private long itemsGeneration; // guarded by itemsSignal
+  private volatile NotificationListener listener;
 
   private TetherStore(
       DataSource dataSource,
@@ -76,6 +81,14 @@ public final class TetherStore implements AutoCloseable {
     this.dialect = dialect;
     this.config = config;
     this.description = description;
+    // SQLite has one writer at a time: one group at a time, and every commit saved is a WAL
+    // write (and with FULL an fsync) saved. PostgreSQL already flushes concurrent commits
+    // together, so completions there only group when more are in flight than the pool has
+    // connections to spare (measured: grouping below that only added waiting).
+    int pool = config.maximumPoolSize() > 0 ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE;
+    this.committer = new GroupCommitter(this, new WorkItemRepository(dialect),
+        dialect == Dialect.SQLITE ? 1 : Math.max(1, pool - 2));
+    this.renewals = new RenewalBatcher(this, new WorkItemRepository(dialect));
   }
 
   /**
@@ -241,6 +254,10 @@ public final class TetherStore implements AutoCloseable {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       signalItems();
+      NotificationListener l = listener;
+      if (l != null) {
+        l.stop();
+      }
       if (ownedPool != null) {
         ownedPool.close();
       }
@@ -284,18 +301,79 @@ public final class TetherStore implements AutoCloseable {
     return Optional.ofNullable(queueSettings.get(queue));
   }
 
+  /**
+   * Completes a leased item durably: through the group committer when group commit is on, else
+   * in a transaction of its own.
+   */
+  void complete(WorkItemRepository repo, long id, long token, byte[] output, Clock clock) {
+    if (config.groupCommit()) {
+      committer.complete(id, token, output, clock);
+    } else {
+      write("completing item " + id, c -> {
+        repo.complete(c, id, token, output, now(c, clock));
+        return null;
+      });
+    }
+  }
+
+  /** Wakes receivers waiting in this process (new items may be available). */
+  /**
+   * Completes several leased items durably, in shared transactions even with group commit off;
+   * each is applied or refused on its own. Returns, in order, null or the refusal of each.
+   */
+  List<RuntimeException> completeAll(List<long[]> idsAndTokens, Clock clock) {
+    return committer.completeAll(idsAndTokens, clock);
+  }
+
+  /**
+   * Renews a lease durably: batched with renewals due at the same time when group commit is on,
+   * else in a transaction of its own. Returns the new expiry.
+   */
+  Instant renew(WorkItemRepository repo, long id, long token, java.time.Duration duration, Clock clock) {
+    if (config.groupCommit()) {
+      return renewals.renew(id, token, duration, clock);
+    }
+    return write("renewing the lease of item " + id,
+        c -> repo.renew(c, id, token, now(c, clock), duration));
+  }
+
+  /** Wakes receivers waiting in this process (new items may be available). */
   void signalItems() {
     synchronized (itemsSignal) {
+      itemsGeneration++;
       itemsSignal.notifyAll();
+    }
+  }
+
+  /**
+   * Returns the count of {@link #signalItems()} calls so far; read before looking for items and
+   * pass to {@link #awaitItems(long, long)} so that a signal in between is not missed.
+   */
+  long itemsGeneration() {
+    synchronized (itemsSignal) {
+      return itemsGeneration;
     }
   }
 
   /** Waits up to {@code millis} for {@link #signalItems()}; returns false if interrupted. */
   boolean awaitItems(long millis) {
+    return awaitItems(itemsGeneration(), millis);
+  }
+
+  /**
+   * Waits up to {@code millis} for a signal after generation {@code seen} (returns at once if
+   * one came already); on PostgreSQL with notifications on, starts this store's listener first,
+   * so that enqueues of other processes signal too. Returns false if interrupted.
+   */
+  boolean awaitItems(long seen, long millis) {
     if (millis <= 0) {
       return true;
     }
+    ensureListener();
     synchronized (itemsSignal) {
+      if (itemsGeneration != seen) {
+        return true;
+      }
       try {
         itemsSignal.wait(millis);
         return true;
@@ -304,6 +382,48 @@ public final class TetherStore implements AutoCloseable {
         return false;
       }
     }
+  }
+
+  /** The channel enqueues notify and receivers listen on (PostgreSQL). */
+  static final String CHANNEL = "tether_items";
+
+  private boolean usesNotifications() {
+    return dialect == Dialect.POSTGRES && config.notifications();
+  }
+
+  /**
+   * Inside an enqueue's transaction: tells listening stores of other processes that items may
+   * be available once it commits (PostgreSQL {@code NOTIFY}, delivered at commit, dropped on
+   * rollback). Does nothing on SQLite or with notifications off.
+   */
+  void notifyItems(Connection c) throws SQLException {
+    if (usesNotifications()) {
+      try (Statement st = c.createStatement()) {
+        st.execute("NOTIFY " + CHANNEL);
+      }
+    }
+  }
+
+  private void ensureListener() {
+    if (!usesNotifications() || listener != null || closed.get()) {
+      return;
+    }
+    synchronized (itemsSignal) {
+      if (listener == null) {
+        NotificationListener l = new NotificationListener(this, description);
+        listener = l;
+        l.start();
+      }
+    }
+  }
+
+  /** Opens the listener's own connection (not from the pool: it is held for the store's life). */
+  Connection openListenerConnection() throws SQLException {
+    if (ownedPool != null) {
+      return java.sql.DriverManager.getConnection(
+          ownedPool.getJdbcUrl(), ownedPool.getUsername(), ownedPool.getPassword());
+    }
+    return dataSource.getConnection();
   }
 
   Connection borrow() throws SQLException {
@@ -339,6 +459,28 @@ public final class TetherStore implements AutoCloseable {
       } catch (TetherStoreException e) {
         if (attempt >= WRITE_ATTEMPTS || !isRetryableAbort(e.getCause())) {
           throw e;
+        }
+        LOG.debug("Retrying a write aborted by the database ({}), attempt {}", what, attempt + 1, e);
+      }
+    }
+  }
+
+  /**
+   * Runs a write that is one statement (plus reads) in auto-commit mode: one round trip fewer
+   * than {@link #write} (no separate COMMIT), still atomic and, when it returns, durable.
+   * Retried like {@link #write} when the database aborts it (deadlock, serialization). Only for
+   * work whose single write statement is the whole change.
+   */
+  <T> T writeOneStatement(String what, SqlWork<T> work) {
+    for (int attempt = 1; ; attempt++) {
+      try (Connection c = borrow()) {
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true);
+        }
+        return work.run(c);
+      } catch (SQLException e) {
+        if (attempt >= WRITE_ATTEMPTS || !isRetryableAbort(e)) {
+          throw translate(what, e);
         }
         LOG.debug("Retrying a write aborted by the database ({}), attempt {}", what, attempt + 1, e);
       }

@@ -35,6 +35,8 @@ public final class TetherStoreConfig {
   private final SqliteSynchronous sqliteSynchronous;
   private final int maximumPoolSize;
   private final Duration connectionTimeout;
+  private final boolean groupCommit;
+  private final boolean notifications;
 
   private TetherStoreConfig(Builder b) {
     this.clock = b.clock;
@@ -42,6 +44,8 @@ public final class TetherStoreConfig {
     this.sqliteSynchronous = b.sqliteSynchronous;
     this.maximumPoolSize = b.maximumPoolSize;
     this.connectionTimeout = b.connectionTimeout;
+    this.groupCommit = b.groupCommit;
+    this.notifications = b.notifications;
   }
 
   /**
@@ -108,6 +112,27 @@ public final class TetherStoreConfig {
     return connectionTimeout;
   }
 
+  /**
+   * Returns whether concurrent completions and acknowledgements share transactions (group
+   * commit). Each is still durable when its call returns.
+   *
+   * @return true by default
+   */
+  public boolean groupCommit() {
+    return groupCommit;
+  }
+
+  /**
+   * Returns whether waiting receivers are woken by database notifications (PostgreSQL {@code
+   * LISTEN/NOTIFY}) when another process enqueues, instead of only by polling. Ignored on SQLite,
+   * where sends in the same process wake receivers at once.
+   *
+   * @return true by default
+   */
+  public boolean notifications() {
+    return notifications;
+  }
+
   @Override
   public String toString() {
     return "TetherStoreConfig[clock="
@@ -120,6 +145,10 @@ public final class TetherStoreConfig {
         + (maximumPoolSize == 0 ? "engine default" : maximumPoolSize)
         + ", connectionTimeout="
         + connectionTimeout
+        + ", groupCommit="
+        + groupCommit
+        + ", notifications="
+        + notifications
         + "]";
   }
 
@@ -130,8 +159,41 @@ public final class TetherStoreConfig {
     private SqliteSynchronous sqliteSynchronous = SqliteSynchronous.NORMAL;
     private int maximumPoolSize;
     private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
+    private boolean groupCommit = true;
+    private boolean notifications = true;
 
     private Builder() {}
+
+    /**
+     * Sets whether concurrent completions, acknowledgements and lease renewals share
+     * transactions (group commit): callers that arrive while one group commits are committed
+     * together next, each returning only after its own change is durable, and each refused on
+     * its own when its lease token no longer holds. On SQLite every completion can join a group;
+     * on PostgreSQL (which already flushes concurrent commits together) completions group only
+     * when more are in flight than the pool has connections to spare, and renewals due together
+     * always share one statement. Default true; false gives one transaction per call.
+     *
+     * @param enabled whether to group commits
+     * @return this builder
+     */
+    public Builder groupCommit(boolean enabled) {
+      this.groupCommit = enabled;
+      return this;
+    }
+
+    /**
+     * Sets whether, on PostgreSQL, enqueues notify ({@code pg_notify}) and waiting receivers
+     * listen ({@code LISTEN}, one dedicated connection per store, opened on the first wait), so
+     * that items enqueued by other processes are started within milliseconds rather than the
+     * next poll. Default true. Ignored on SQLite.
+     *
+     * @param enabled whether to use notifications
+     * @return this builder
+     */
+    public Builder notifications(boolean enabled) {
+      this.notifications = enabled;
+      return this;
+    }
 
     /**
      * Sets a clock that decides every instant and lease expiry in place of the database clock

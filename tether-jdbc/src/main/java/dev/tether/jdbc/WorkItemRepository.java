@@ -11,8 +11,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -108,6 +114,146 @@ final class WorkItemRepository {
                         + "' returned no id and no item has its key; indicates a bug"));
   }
 
+  /** Rows per multi-row INSERT of a batch enqueue (11 parameters each; well under both engines' limits). */
+  static final int INSERT_CHUNK = 500;
+
+  /** Rows per one-statement array INSERT of a batch enqueue on PostgreSQL. */
+  static final int INSERT_CHUNK_PG = 2000;
+
+  /**
+   * Inserts items in order, returning their ids in the same order. Runs of items without an
+   * idempotency key go in multi-row INSERTs of up to {@link #INSERT_CHUNK} rows (one round trip
+   * per chunk); items with a key take the single-row path, which returns the existing item's id.
+   */
+  List<Long> insertAll(Connection c, List<NewWorkItem> items, Instant now) throws SQLException {
+    List<Long> ids = new ArrayList<>(items.size());
+    List<NewWorkItem> run = new ArrayList<>();
+    for (NewWorkItem item : items) {
+      if (item.idempotencyKey() == null) {
+        run.add(item);
+        if (run.size() == (d == Dialect.POSTGRES ? INSERT_CHUNK_PG : INSERT_CHUNK)) {
+          ids.addAll(insertRun(c, run, now));
+          run.clear();
+        }
+      } else {
+        ids.addAll(insertRun(c, run, now));
+        run.clear();
+        ids.add(insert(c, item, now));
+      }
+    }
+    ids.addAll(insertRun(c, run, now));
+    return ids;
+  }
+
+  private List<Long> insertRun(Connection c, List<NewWorkItem> run, Instant now) throws SQLException {
+    if (run.isEmpty()) {
+      return List.of();
+    }
+    if (run.size() == 1) {
+      return List.of(insert(c, run.get(0), now));
+    }
+    if (d == Dialect.POSTGRES) {
+      return insertRunPostgres(c, run, now);
+    }
+    StringBuilder sql = new StringBuilder(
+        "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+            + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
+            + " updated_at) VALUES ");
+    for (int i = 0; i < run.size(); i++) {
+      sql.append(i == 0 ? "" : ", ").append("(?, ?, ?, 'pending', ?, 0, ?, ?, NULL, ?, ?, ?, ?)");
+    }
+    sql.append(" RETURNING id");
+    List<Long> ids = new ArrayList<>(run.size());
+    try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+      int p = 1;
+      for (NewWorkItem item : run) {
+        ps.setString(p++, item.queue());
+        ps.setString(p++, item.taskId());
+        ps.setString(p++, item.workType());
+        ps.setInt(p++, item.priority());
+        ps.setInt(p++, item.maxAttempts());
+        d.setInstant(ps, p++, now.plus(item.delay()));
+        ps.setString(p++, item.replyTo());
+        d.setBytes(ps, p++, item.inputUnsafe());
+        d.setInstant(ps, p++, now);
+        d.setInstant(ps, p++, now);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+    }
+    if (ids.size() != run.size()) {
+      throw new IllegalStateException("a multi-row insert of " + run.size()
+          + " items returned " + ids.size() + " ids; indicates a bug");
+    }
+    // Ids come from one sequence (PostgreSQL) or rowid (SQLite), assigned in VALUES order within
+    // the statement; RETURNING does not promise an order, so restore it.
+    ids.sort(Comparator.naturalOrder());
+    return ids;
+  }
+
+  private static final String INSERT_ALL_PG =
+      "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at)"
+          + " SELECT v.queue, v.task_id, v.work_type, 'pending', v.priority, 0, v.max_attempts,"
+          + " ?::timestamptz + v.delay_ms * interval '1 millisecond', v.reply_to, v.input_data, ?, ?"
+          + " FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::bigint[], ?::text[],"
+          + " ?::bytea[]) WITH ORDINALITY AS v(queue, task_id, work_type, priority, max_attempts,"
+          + " delay_ms, reply_to, input_data, ord) ORDER BY v.ord RETURNING id";
+
+  /** A run of keyless items in one statement with one array per column (PostgreSQL). */
+  private List<Long> insertRunPostgres(Connection c, List<NewWorkItem> run, Instant now)
+      throws SQLException {
+    int n = run.size();
+    String[] queues = new String[n];
+    String[] taskIds = new String[n];
+    String[] workTypes = new String[n];
+    Integer[] priorities = new Integer[n];
+    Integer[] maxAttempts = new Integer[n];
+    Long[] delays = new Long[n];
+    String[] replyTos = new String[n];
+    byte[][] inputs = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      NewWorkItem item = run.get(i);
+      queues[i] = item.queue();
+      taskIds[i] = item.taskId();
+      workTypes[i] = item.workType();
+      priorities[i] = item.priority();
+      maxAttempts[i] = item.maxAttempts();
+      delays[i] = item.delay().toMillis();
+      replyTos[i] = item.replyTo();
+      inputs[i] = item.inputUnsafe();
+    }
+    List<Long> ids = new ArrayList<>(n);
+    try (PreparedStatement ps = c.prepareStatement(INSERT_ALL_PG)) {
+      d.setInstant(ps, 1, now);
+      d.setInstant(ps, 2, now);
+      d.setInstant(ps, 3, now);
+      ps.setArray(4, c.createArrayOf("text", queues));
+      ps.setArray(5, c.createArrayOf("text", taskIds));
+      ps.setArray(6, c.createArrayOf("text", workTypes));
+      ps.setArray(7, c.createArrayOf("int4", priorities));
+      ps.setArray(8, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(9, c.createArrayOf("bigint", delays));
+      ps.setArray(10, c.createArrayOf("text", replyTos));
+      ps.setArray(11, c.createArrayOf("bytea", inputs));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+    }
+    if (ids.size() != n) {
+      throw new IllegalStateException("a multi-row insert of " + n + " items returned " + ids.size()
+          + " ids; indicates a bug");
+    }
+    // Identity values are drawn in insertion order (ORDER BY ordinality); RETURNING promises no order.
+    ids.sort(Comparator.naturalOrder());
+    return ids;
+  }
+
   private Optional<Long> findByKey(Connection c, String queue, String key) throws SQLException {
     if (key == null) {
       return Optional.empty();
@@ -181,24 +327,19 @@ final class WorkItemRepository {
     candidates.sort(Comparator.comparingInt((Candidate x) -> -x.lease().priority())
         .thenComparingLong(x -> x.lease().itemId()));
     List<Lease> taken = new ArrayList<>(r.maxItems());
-    try (PreparedStatement take = c.prepareStatement(TAKE);
-        PreparedStatement takeOver = c.prepareStatement(TAKE_OVER)) {
+    // Pending candidates are taken together in one statement after the loop: they are locked by
+    // the pick (PostgreSQL, SKIP LOCKED) or the write lock (SQLite), so their updates cannot miss.
+    List<Lease> pendingPicked = new ArrayList<>();
+    try (PreparedStatement takeOver = c.prepareStatement(TAKE_OVER)) {
       for (Candidate cand : candidates) {
-        if (taken.size() == r.maxItems()) {
+        if (taken.size() + pendingPicked.size() == r.maxItems()) {
           break;
         }
         Lease l = cand.lease();
         int n;
         if (cand.expired() == null) {
-          take.setString(1, holder);
-          take.setLong(2, l.token());
-          d.setInstant(take, 3, now);
-          d.setInstant(take, 4, expires);
-          d.setInstant(take, 5, now);
-          d.setInstant(take, 6, now);
-          d.setInstant(take, 7, now);
-          take.setLong(8, l.itemId());
-          n = take.executeUpdate();
+          pendingPicked.add(l);
+          continue;
         } else {
           Expired e = cand.expired();
           takeOver.setString(1, holder);
@@ -228,7 +369,81 @@ final class WorkItemRepository {
         }
       }
     }
+    if (!pendingPicked.isEmpty()) {
+      taken.addAll(takePending(c, pendingPicked, holder, now, expires));
+      taken.sort(Comparator.comparingInt((Lease x) -> -x.priority()).thenComparingLong(Lease::itemId));
+    }
     return taken;
+  }
+
+  private static final String TAKE_ALL_PG =
+      "UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = v.token,"
+          + " lease_acquired_at = ?, lease_expires_at = ?, heartbeat_at = ?,"
+          + " delivery_count = w.delivery_count + 1, started_at = COALESCE(w.started_at, ?),"
+          + " updated_at = ? FROM unnest(?::bigint[], ?::bigint[]) AS v(id, token)"
+          + " WHERE w.id = v.id AND w.status = 'pending' RETURNING w.id";
+
+  /**
+   * Leases the picked pending items, each with its own new token: one statement on PostgreSQL
+   * (arrays of ids and tokens), one batch on SQLite. Returns the leases whose update matched.
+   */
+  private List<Lease> takePending(
+      Connection c, List<Lease> picked, String holder, Instant now, Instant expires)
+      throws SQLException {
+    Set<Long> matched = new HashSet<>();
+    if (d == Dialect.POSTGRES) {
+      Long[] ids = new Long[picked.size()];
+      Long[] tokens = new Long[picked.size()];
+      for (int i = 0; i < picked.size(); i++) {
+        ids[i] = picked.get(i).itemId();
+        tokens[i] = picked.get(i).token();
+      }
+      try (PreparedStatement ps = c.prepareStatement(TAKE_ALL_PG)) {
+        ps.setString(1, holder);
+        d.setInstant(ps, 2, now);
+        d.setInstant(ps, 3, expires);
+        d.setInstant(ps, 4, now);
+        d.setInstant(ps, 5, now);
+        d.setInstant(ps, 6, now);
+        ps.setArray(7, c.createArrayOf("bigint", ids));
+        ps.setArray(8, c.createArrayOf("bigint", tokens));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            matched.add(rs.getLong(1));
+          }
+        }
+      }
+    } else {
+      int[] counts;
+      try (PreparedStatement take = c.prepareStatement(TAKE)) {
+        for (Lease l : picked) {
+          take.setString(1, holder);
+          take.setLong(2, l.token());
+          d.setInstant(take, 3, now);
+          d.setInstant(take, 4, expires);
+          d.setInstant(take, 5, now);
+          d.setInstant(take, 6, now);
+          d.setInstant(take, 7, now);
+          take.setLong(8, l.itemId());
+          take.addBatch();
+        }
+        counts = take.executeBatch();
+      }
+      for (int i = 0; i < counts.length; i++) {
+        if (counts[i] == 1) {
+          matched.add(picked.get(i).itemId());
+        }
+      }
+    }
+    List<Lease> out = new ArrayList<>(picked.size());
+    for (Lease l : picked) {
+      if (matched.contains(l.itemId())) {
+        out.add(l);
+      } else {
+        LOG.debug("Item {} was taken by another transaction between pick and update", l.itemId());
+      }
+    }
+    return out;
   }
 
   private List<Candidate> candidates(
@@ -348,6 +563,9 @@ final class WorkItemRepository {
    * {@code now}; a renewal or takeover that landed in between makes it match nothing.
    */
   ReclaimResult reclaim(Connection c, List<Expired> expired, Instant now) throws SQLException {
+    if (d == Dialect.POSTGRES && !expired.isEmpty()) {
+      return reclaimPostgres(c, expired, now);
+    }
     int recovered = 0;
     int failed = 0;
     List<Expired> applied = new ArrayList<>();
@@ -427,6 +645,109 @@ final class WorkItemRepository {
   }
 
   /** Counts of one reclaim pass. */
+  private static String reclaimReason(Expired e, boolean fail) {
+    return "lease of " + e.holder() + " (token " + e.token() + ") expired at " + e.expiresAt()
+        + " on delivery " + e.deliveryCount() + " of " + e.maxAttempts() + ", last heartbeat "
+        + e.heartbeatAt() + (fail ? "; no attempts left, failed" : "; requeued");
+  }
+
+  private static String reclaimCheckpointReason(Expired e, boolean fail) {
+    return "lease expired at " + e.expiresAt() + " on delivery " + e.deliveryCount() + " of "
+        + e.maxAttempts() + (fail ? "; no attempts left: failed" : "; requeued");
+  }
+
+  private static final String RECLAIM_ALL_PG =
+      "UPDATE work_items w SET status = v.new_status, lease_holder = NULL, lease_token = NULL,"
+          + " lease_expires_at = NULL, available_at = ?, error_message = v.reason,"
+          + " completed_at = CASE WHEN v.new_status = 'failed' THEN ?::timestamptz END, updated_at = ?"
+          + " FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[]) AS v(id, token, new_status, reason)"
+          + " WHERE w.id = v.id AND w.status = 'in_progress' AND w.lease_token = v.token"
+          + " AND w.lease_expires_at <= ? RETURNING w.id";
+
+  private static final String CHECKPOINT_ALL_PG =
+      "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token, delivery_count,"
+          + " heartbeat_at, reason, created_at) SELECT v.id, ?, v.holder, v.token, v.delivery_count,"
+          + " to_timestamp(v.heartbeat_ms / 1000.0), v.reason, ?"
+          + " FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::int[], ?::bigint[], ?::text[])"
+          + " AS v(id, holder, token, delivery_count, heartbeat_ms, reason)";
+
+  /**
+   * {@link #reclaim} on PostgreSQL in two statements whatever the number of leases: one
+   * set-based UPDATE, still conditional per row on (id, token, status, expiry), returning the
+   * rows it changed, and one INSERT of their checkpoints.
+   */
+  private ReclaimResult reclaimPostgres(Connection c, List<Expired> expired, Instant now)
+      throws SQLException {
+    int n = expired.size();
+    Long[] ids = new Long[n];
+    Long[] tokens = new Long[n];
+    String[] statuses = new String[n];
+    String[] reasons = new String[n];
+    for (int i = 0; i < n; i++) {
+      Expired e = expired.get(i);
+      boolean fail = e.deliveryCount() >= e.maxAttempts();
+      ids[i] = e.id();
+      tokens[i] = e.token();
+      statuses[i] = fail ? FAILED : PENDING;
+      reasons[i] = reclaimReason(e, fail);
+    }
+    Set<Long> changed = new HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement(RECLAIM_ALL_PG)) {
+      d.setInstant(ps, 1, now);
+      d.setInstant(ps, 2, now);
+      d.setInstant(ps, 3, now);
+      ps.setArray(4, c.createArrayOf("bigint", ids));
+      ps.setArray(5, c.createArrayOf("bigint", tokens));
+      ps.setArray(6, c.createArrayOf("text", statuses));
+      ps.setArray(7, c.createArrayOf("text", reasons));
+      d.setInstant(ps, 8, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          changed.add(rs.getLong(1));
+        }
+      }
+    }
+    int recovered = 0;
+    int failed = 0;
+    List<Long> cpIds = new ArrayList<>();
+    List<String> cpHolders = new ArrayList<>();
+    List<Long> cpTokens = new ArrayList<>();
+    List<Integer> cpCounts = new ArrayList<>();
+    List<Long> cpHeartbeats = new ArrayList<>();
+    List<String> cpReasons = new ArrayList<>();
+    for (Expired e : expired) {
+      if (!changed.remove(e.id())) {
+        continue; // renewed, taken over or finalized since it was read: not ours to reclaim
+      }
+      boolean fail = e.deliveryCount() >= e.maxAttempts();
+      if (fail) {
+        failed++;
+      } else {
+        recovered++;
+      }
+      cpIds.add(e.id());
+      cpHolders.add(e.holder());
+      cpTokens.add(e.token());
+      cpCounts.add(e.deliveryCount());
+      cpHeartbeats.add(e.heartbeatAt() == null ? null : e.heartbeatAt().toEpochMilli());
+      cpReasons.add(reclaimCheckpointReason(e, fail));
+    }
+    if (!cpIds.isEmpty()) {
+      try (PreparedStatement cp = c.prepareStatement(CHECKPOINT_ALL_PG)) {
+        cp.setString(1, Checkpoint.LEASE_EXPIRED);
+        d.setInstant(cp, 2, now);
+        cp.setArray(3, c.createArrayOf("bigint", cpIds.toArray(new Long[0])));
+        cp.setArray(4, c.createArrayOf("text", cpHolders.toArray(new String[0])));
+        cp.setArray(5, c.createArrayOf("bigint", cpTokens.toArray(new Long[0])));
+        cp.setArray(6, c.createArrayOf("int4", cpCounts.toArray(new Integer[0])));
+        cp.setArray(7, c.createArrayOf("bigint", cpHeartbeats.toArray(new Long[0])));
+        cp.setArray(8, c.createArrayOf("text", cpReasons.toArray(new String[0])));
+        cp.executeUpdate();
+      }
+    }
+    return new ReclaimResult(n, recovered, failed, cpIds.size());
+  }
+
   record ReclaimResult(int found, int recovered, int failed, int checkpoints) {
     /** Accumulates results. Not thread-safe. */
     static final class Counter {
@@ -513,13 +834,186 @@ final class WorkItemRepository {
     }
   }
 
+  private static final String COMPLETE =
+      "UPDATE work_items SET status = 'completed', output_data = ?, lease_expires_at = NULL,"
+          + " error_message = NULL, completed_at = ?, updated_at = ?"
+          + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'";
+
+  /**
+   * One completion of a group: the lease, its output and the instant it completes at (null only
+   * on PostgreSQL without output: the database clock).
+   */
+  record Finish(long id, long token, byte[] output, Instant now) {}
+
+  /**
+   * Completes several leases in the caller's transaction with one batched statement, each a
+   * conditional update on (id, token, status). Returns, in the order given, null for each that
+   * completed and the exception explaining the refusal of each whose update matched nothing
+   * (which changed nothing).
+   */
+  List<TetherStoreException> completeAll(Connection c, List<Finish> finishes) throws SQLException {
+    boolean simple = d == Dialect.POSTGRES;
+    for (Finish f : finishes) {
+      simple &= f.output() == null && Objects.equals(f.now(), finishes.get(0).now());
+    }
+    if (simple) {
+      return completeAllPostgres(c, finishes);
+    }
+    for (Finish f : finishes) {
+      if (f.now() == null) {
+        throw new IllegalArgumentException("completion of item " + f.id() + " has no instant;"
+            + " only a PostgreSQL completion without output may leave it to the database clock");
+      }
+    }
+    int[] counts;
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+      for (Finish f : finishes) {
+        d.setBytes(ps, 1, f.output());
+        d.setInstant(ps, 2, f.now());
+        d.setInstant(ps, 3, f.now());
+        ps.setLong(4, f.id());
+        ps.setLong(5, f.token());
+        ps.addBatch();
+      }
+      counts = ps.executeBatch();
+    }
+    List<TetherStoreException> out = new ArrayList<>(finishes.size());
+    for (int i = 0; i < finishes.size(); i++) {
+      if (counts[i] == Statement.SUCCESS_NO_INFO || counts[i] < 0) {
+        throw new IllegalStateException("the JDBC driver did not report the update count of a"
+            + " conditional completion (" + counts[i] + "); cannot tell which items completed");
+      }
+      out.add(counts[i] == 1 ? null : diagnose(c, finishes.get(i).id(), finishes.get(i).token(), "complete"));
+    }
+    return out;
+  }
+
+  private static final String COMPLETE_ALL_PG =
+      "UPDATE work_items w SET status = 'completed', output_data = NULL, lease_expires_at = NULL,"
+          + " error_message = NULL, completed_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())),"
+          + " updated_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp()))"
+          + " FROM unnest(?::bigint[], ?::bigint[]) AS v(id, token)"
+          + " WHERE w.id = v.id AND w.lease_token = v.token AND w.status = 'in_progress'"
+          + " RETURNING w.id, w.lease_token";
+
+  /**
+   * {@link #completeAll} in one statement: completions without output, at one instant (null:
+   * the database clock at the statement).
+   */
+  private List<TetherStoreException> completeAllPostgres(Connection c, List<Finish> finishes)
+      throws SQLException {
+    Long[] ids = new Long[finishes.size()];
+    Long[] tokens = new Long[finishes.size()];
+    for (int i = 0; i < finishes.size(); i++) {
+      ids[i] = finishes.get(i).id();
+      tokens[i] = finishes.get(i).token();
+    }
+    Set<List<Long>> matched = new HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE_ALL_PG)) {
+      d.setInstant(ps, 1, finishes.get(0).now());
+      d.setInstant(ps, 2, finishes.get(0).now());
+      ps.setArray(3, c.createArrayOf("bigint", ids));
+      ps.setArray(4, c.createArrayOf("bigint", tokens));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          matched.add(List.of(rs.getLong(1), rs.getLong(2)));
+        }
+      }
+    }
+    // A row is updated at most once per statement: of two completions of one lease in a group,
+    // the first succeeds and the second is diagnosed (already finalized), as if run in sequence.
+    List<TetherStoreException> out = new ArrayList<>(finishes.size());
+    for (Finish f : finishes) {
+      out.add(matched.remove(List.of(f.id(), f.token())) ? null : diagnose(c, f.id(), f.token(), "complete"));
+    }
+    return out;
+  }
+
+  /** One renewal of a batch: the lease, the extension, and the instant (null: database clock, PostgreSQL only). */
+  record Renewal(long id, long token, Duration duration, Instant now) {}
+
+  private static final String RENEW_ALL_PG =
+      "UPDATE work_items w SET lease_expires_at = GREATEST(w.lease_expires_at,"
+          + " v.now + v.extend_ms * interval '1 millisecond'), heartbeat_at = v.now, updated_at = v.now"
+          + " FROM (SELECT u.id, u.token, u.extend_ms, COALESCE(to_timestamp(u.at_ms / 1000.0),"
+          + " date_trunc('milliseconds', clock_timestamp())) AS now"
+          + " FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) AS u(id, token, extend_ms, at_ms)) v"
+          + " WHERE w.id = v.id AND w.lease_token = v.token AND w.status = 'in_progress'"
+          + " RETURNING w.id, w.lease_token, w.lease_expires_at";
+
+  /**
+   * Renews several leases in the caller's transaction, each to {@code max(current expiry, now +
+   * duration)} and conditional on (id, token, status): one statement on PostgreSQL. Returns, in
+   * order, the new expiry ({@link Instant}) of each renewed lease and the refusal ({@link
+   * TetherStoreException}) of each whose update matched nothing (which changed nothing). Two
+   * renewals of one lease in a batch both get the later of their expiries.
+   */
+  List<Object> renewAll(Connection c, List<Renewal> renewals) throws SQLException {
+    List<Object> out = new ArrayList<>(renewals.size());
+    if (d != Dialect.POSTGRES) {
+      for (Renewal r : renewals) {
+        try {
+          out.add(renew(c, r.id(), r.token(), r.now(), r.duration()));
+        } catch (TetherStoreException refused) {
+          out.add(refused);
+        }
+      }
+      return out;
+    }
+    // One row per lease: duplicates would make the join update a row with an arbitrary one.
+    Map<List<Long>, Renewal> unique = new LinkedHashMap<>();
+    for (Renewal r : renewals) {
+      unique.merge(List.of(r.id(), r.token()), r,
+          (a, b) -> a.now() == null || b.now() == null
+              ? (a.duration().compareTo(b.duration()) >= 0 ? a : b)
+              : (a.now().plus(a.duration()).isAfter(b.now().plus(b.duration())) ? a : b));
+    }
+    int n = unique.size();
+    Long[] ids = new Long[n];
+    Long[] tokens = new Long[n];
+    Long[] extend = new Long[n];
+    Long[] at = new Long[n];
+    int i = 0;
+    for (Renewal r : unique.values()) {
+      ids[i] = r.id();
+      tokens[i] = r.token();
+      extend[i] = r.duration().toMillis();
+      at[i] = r.now() == null ? null : r.now().toEpochMilli();
+      i++;
+    }
+    Map<List<Long>, Instant> renewed = new HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(RENEW_ALL_PG)) {
+      ps.setArray(1, c.createArrayOf("bigint", ids));
+      ps.setArray(2, c.createArrayOf("bigint", tokens));
+      ps.setArray(3, c.createArrayOf("bigint", extend));
+      ps.setArray(4, c.createArrayOf("bigint", at));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          renewed.put(List.of(rs.getLong(1), rs.getLong(2)), d.getInstant(rs, "lease_expires_at"));
+        }
+      }
+    }
+    Map<List<Long>, TetherStoreException> refusals = new HashMap<>();
+    for (Renewal r : renewals) {
+      List<Long> key = List.of(r.id(), r.token());
+      Instant expiry = renewed.get(key);
+      if (expiry != null) {
+        out.add(expiry);
+      } else {
+        TetherStoreException e = refusals.get(key);
+        if (e == null) {
+          e = diagnose(c, r.id(), r.token(), "renew");
+          refusals.put(key, e);
+        }
+        out.add(e);
+      }
+    }
+    return out;
+  }
+
   void complete(Connection c, long id, long token, byte[] output, Instant now)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE work_items SET status = 'completed', output_data = ?, lease_expires_at = NULL,"
-                + " error_message = NULL, completed_at = ?, updated_at = ?"
-                + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
       d.setBytes(ps, 1, output);
       d.setInstant(ps, 2, now);
       d.setInstant(ps, 3, now);

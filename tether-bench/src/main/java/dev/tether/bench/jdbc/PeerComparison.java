@@ -1,0 +1,645 @@
+package dev.tether.bench.jdbc;
+
+import com.github.kagkarlsson.scheduler.Scheduler;
+import com.github.kagkarlsson.scheduler.SchedulerClient;
+import com.github.kagkarlsson.scheduler.jdbc.DefaultJdbcCustomization;
+import com.github.kagkarlsson.scheduler.jdbc.JdbcCustomization;
+import com.github.kagkarlsson.scheduler.task.TaskInstance;
+import com.github.kagkarlsson.scheduler.task.helper.OneTimeTask;
+import com.github.kagkarlsson.scheduler.task.helper.Tasks;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.tether.jdbc.AcquireRequest;
+import dev.tether.jdbc.JdbcMailbox;
+import dev.tether.jdbc.Lease;
+import dev.tether.jdbc.LeaseManager;
+import dev.tether.jdbc.NewWorkItem;
+import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.TetherStoreConfig;
+import dev.tether.mailbox.Message;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
+
+/**
+ * Tether side by side with db-scheduler, same process, same database server, same no-op work,
+ * alternating runs (Tether, db-scheduler, Tether, ...), each run on a fresh database (SQLite
+ * file / PostgreSQL schema, dropped after). Prints one table per backend and the ratios.
+ *
+ * <p>Run: {@code java -cp tether-bench/target/benchmarks.jar dev.tether.bench.jdbc.PeerComparison
+ * [all|sqlite-normal|sqlite-full|postgres] [items] [workers] [rounds]}; defaults all, 5000, 8, 2.
+ * PostgreSQL from {@code TETHER_TEST_PG_URL} (default
+ * {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}).
+ *
+ * <p>Figures are measured, never asserted. Columns:
+ *
+ * <ul>
+ *   <li>enq1/s: single enqueues per second, one thread, one transaction each (Tether
+ *       {@code LeaseManager.enqueue}, db-scheduler {@code SchedulerClient.schedule});
+ *   <li>enqB/s: batch enqueue, chunks of 1000 (Tether {@code enqueueAll}, db-scheduler
+ *       {@code scheduleBatch});
+ *   <li>drain/s: a pre-filled queue of {@code items} no-op items drained by {@code workers}
+ *       threads (Tether via {@code JdbcMailbox.receive(10)} + {@code acknowledge()}, and via
+ *       {@code LeaseManager.acquire(batch 10)} + {@code complete} (drainLM), and via {@code
+ *       receive(10)} + {@code JdbcMailbox.acknowledgeAll} (drainB); db-scheduler via its own
+ *       executor of {@code workers} threads, timed until the table is empty);
+ *   <li>lat p50/p99: enqueue-to-start latency on an idle worker (200 items sent 10 ms apart),
+ *       producer on the same store/scheduler instance ("same"), and on PostgreSQL also from a
+ *       separate store/client instance ("other", as another process would);
+ *   <li>heap: peak heap (sum of heap pools' peak usage) during the run.
+ * </ul>
+ */
+public final class PeerComparison {
+  private PeerComparison() {}
+
+  private static final int LATENCY_SAMPLES = 200;
+  private static final Duration DB_SCHEDULER_POLL = Duration.ofMillis(100);
+
+  /** One backend: how to get a fresh database for one run. */
+  private enum Backend {
+    SQLITE_NORMAL("SQLite file, WAL, synchronous=NORMAL"),
+    SQLITE_FULL("SQLite file, WAL, synchronous=FULL"),
+    POSTGRES("PostgreSQL, synchronous_commit=on");
+
+    final String label;
+
+    Backend(String label) {
+      this.label = label;
+    }
+
+    boolean sqlite() {
+      return this != POSTGRES;
+    }
+  }
+
+  /** A fresh database for one run. */
+  private static final class Db implements AutoCloseable {
+    final Backend backend;
+    final String url;
+    final String pgBase;
+    final String schema;
+
+    Db(Backend backend) throws Exception {
+      this.backend = backend;
+      if (backend.sqlite()) {
+        Path dir = Files.createTempDirectory("tether-peer");
+        url = "jdbc:sqlite:" + dir.resolve("bench.db");
+        pgBase = null;
+        schema = null;
+      } else {
+        pgBase = System.getenv().getOrDefault("TETHER_TEST_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+        schema = "tether_peer_" + UUID.randomUUID().toString().substring(0, 8);
+        try (Connection c = DriverManager.getConnection(pgBase); Statement st = c.createStatement()) {
+          st.execute("CREATE SCHEMA " + schema);
+        }
+        url = pgBase + (pgBase.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+      }
+    }
+
+    TetherStoreConfig tetherConfig(boolean optimized) {
+      return TetherStoreConfig.builder()
+          .sqliteSynchronous(backend == Backend.SQLITE_FULL
+              ? TetherStoreConfig.SqliteSynchronous.FULL : TetherStoreConfig.SqliteSynchronous.NORMAL)
+          .groupCommit(optimized)
+          .notifications(optimized)
+          .build();
+    }
+
+    /** A HikariCP pool configured like the one TetherStore opens (same size and pragmas). */
+    HikariDataSource pool(String name) {
+      HikariConfig hc = new HikariConfig();
+      hc.setPoolName(name);
+      if (backend.sqlite()) {
+        SQLiteConfig sc = new SQLiteConfig();
+        sc.setJournalMode(SQLiteConfig.JournalMode.WAL);
+        sc.setSynchronous(backend == Backend.SQLITE_FULL ? SQLiteConfig.SynchronousMode.FULL : SQLiteConfig.SynchronousMode.NORMAL);
+        sc.setBusyTimeout(5000);
+        SQLiteDataSource sds = new SQLiteDataSource(sc);
+        sds.setUrl(url);
+        hc.setDataSource(sds);
+        hc.setMaximumPoolSize(TetherStoreConfig.DEFAULT_SQLITE_POOL_SIZE);
+      } else {
+        hc.setJdbcUrl(url);
+        hc.setMaximumPoolSize(TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE);
+      }
+      return new HikariDataSource(hc);
+    }
+
+    @Override
+    public void close() throws Exception {
+      if (schema != null) {
+        try (Connection c = DriverManager.getConnection(pgBase); Statement st = c.createStatement()) {
+          st.execute("DROP SCHEMA " + schema + " CASCADE");
+        }
+      }
+    }
+  }
+
+  /** Figures of one run. */
+  private static final class Row {
+    final String who;
+    final Map<String, Double> v = new LinkedHashMap<>();
+
+    Row(String who) {
+      this.who = who;
+    }
+  }
+
+  private static final String[] COLUMNS = {
+    "enq1/s", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
+  };
+
+  public static void main(String[] args) throws Exception {
+    String which = args.length > 0 ? args[0] : "all";
+    int items = args.length > 1 ? Integer.parseInt(args[1]) : 5000;
+    int workers = args.length > 2 ? Integer.parseInt(args[2]) : 8;
+    int rounds = args.length > 3 ? Integer.parseInt(args[3]) : 2;
+    boolean baseline = !Boolean.getBoolean("peer.noBaseline");
+    List<Backend> backends = new ArrayList<>();
+    for (Backend b : Backend.values()) {
+      if (which.equals("all") || which.equals(b.name().toLowerCase(Locale.ROOT).replace('_', '-'))) {
+        backends.add(b);
+      }
+    }
+    System.out.printf(Locale.ROOT, "PeerComparison: %d items, %d workers, %d rounds; %d cores, max heap %d MB, java %s%n",
+        items, workers, rounds, Runtime.getRuntime().availableProcessors(),
+        Runtime.getRuntime().maxMemory() >> 20, System.getProperty("java.version"));
+    for (Backend b : backends) {
+      // warm-up (JIT) of every contender, not reported
+      runTether(b, Math.min(items, 1000), workers, true);
+      runDbScheduler(b, Math.min(items, 1000), workers);
+      if (baseline) {
+        runTether(b, Math.min(items, 1000), workers, false);
+      }
+      List<Row> rows = new ArrayList<>();
+      for (int r = 0; r < rounds; r++) {
+        rows.add(runTether(b, items, workers, true));
+        rows.add(runDbScheduler(b, items, workers));
+        if (baseline) {
+          rows.add(runTether(b, items, workers, false));
+        }
+      }
+      print(b, rows, baseline ? 3 : 2);
+    }
+  }
+
+  private static void print(Backend b, List<Row> rows, int perRound) {
+    System.out.println();
+    System.out.println("== " + b.label + " ==");
+    StringBuilder h = new StringBuilder(String.format(Locale.ROOT, "%-14s", "run"));
+    for (String c : COLUMNS) {
+      h.append(String.format(Locale.ROOT, "%11s", c));
+    }
+    System.out.println(h);
+    for (Row r : rows) {
+      StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "%-14s", r.who));
+      for (String c : COLUMNS) {
+        Double x = r.v.get(c);
+        s.append(x == null ? String.format(Locale.ROOT, "%11s", "-")
+            : String.format(Locale.ROOT, x >= 100 ? "%11.0f" : "%11.1f", x));
+      }
+      System.out.println(s);
+    }
+    // ratios Tether / db-scheduler per round, for throughput columns
+    for (String c : new String[] {"enq1/s", "enqB/s", "drain/s"}) {
+      List<String> ratios = new ArrayList<>();
+      List<String> gains = new ArrayList<>();
+      for (int i = 0; i + 1 < rows.size(); i += perRound) {
+        Double t = rows.get(i).v.get(c);
+        Double d = rows.get(i + 1).v.get(c);
+        if (t != null && d != null && d > 0) {
+          ratios.add(String.format(Locale.ROOT, "%.2f", t / d));
+        }
+        if (perRound == 3) {
+          Double base = rows.get(i + 2).v.get(c);
+          if (t != null && base != null && base > 0) {
+            gains.add(String.format(Locale.ROOT, "%.2f", t / base));
+          }
+        }
+      }
+      System.out.println("ratio Tether/db-scheduler " + c + ": " + String.join(", ", ratios)
+          + (gains.isEmpty() ? "" : "   (Tether/tether-base: " + String.join(", ", gains) + ")"));
+    }
+    List<String> lm = new ArrayList<>();
+    for (int i = 0; i + 1 < rows.size(); i += perRound) {
+      Double t = rows.get(i).v.get("drainLM/s");
+      Double d = rows.get(i + 1).v.get("drain/s");
+      if (t != null && d != null && d > 0) {
+        lm.add(String.format(Locale.ROOT, "%.2f", t / d));
+      }
+    }
+    System.out.println("ratio Tether(LeaseManager)/db-scheduler drain/s: " + String.join(", ", lm));
+    List<String> bb = new ArrayList<>();
+    for (int i = 0; i + 1 < rows.size(); i += perRound) {
+      Double t = rows.get(i).v.get("drainB/s");
+      Double d = rows.get(i + 1).v.get("drain/s");
+      if (t != null && d != null && d > 0) {
+        bb.add(String.format(Locale.ROOT, "%.2f", t / d));
+      }
+    }
+    System.out.println("ratio Tether(acknowledgeAll)/db-scheduler drain/s: " + String.join(", ", bb));
+    System.out.flush();
+  }
+
+  // ------------------------------------------------------------------ heap
+
+  private static void resetPeakHeap() {
+    System.gc();
+    for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (p.getType() == MemoryType.HEAP) {
+        p.resetPeakUsage();
+      }
+    }
+  }
+
+  private static double peakHeapMb() {
+    long sum = 0;
+    for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (p.getType() == MemoryType.HEAP && p.getPeakUsage() != null) {
+        sum += p.getPeakUsage().getUsed();
+      }
+    }
+    return sum / (1024.0 * 1024.0);
+  }
+
+  private static double[] percentiles(long[] nanos) {
+    long[] s = nanos.clone();
+    Arrays.sort(s);
+    return new double[] {s[s.length / 2] / 1e6, s[Math.min(s.length - 1, s.length * 99 / 100)] / 1e6};
+  }
+
+  // ------------------------------------------------------------------ Tether
+
+  /**
+   * One Tether run; {@code optimized == false} ("tether-base") turns group commit and
+   * notifications off, to show what they bring in the same process run. Batch enqueue and the
+   * in-process wake-up are not switchable and are on in both.
+   */
+  private static Row runTether(Backend b, int items, int workers, boolean optimized) throws Exception {
+    Row row = new Row(optimized ? "tether" : "tether-base");
+    resetPeakHeap();
+    try (Db db = new Db(b); TetherStore store = TetherStore.open(db.url, db.tetherConfig(optimized))) {
+      LeaseManager producer = new LeaseManager(store, "producer");
+      int single = Math.min(items, 2000);
+      long t0 = System.nanoTime();
+      for (int i = 0; i < single; i++) {
+        producer.enqueue(NewWorkItem.of("single", "noop"));
+      }
+      row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
+
+      t0 = System.nanoTime();
+      prefill(producer, "drain", items);
+      row.v.put("enqB/s", items / ((System.nanoTime() - t0) / 1e9));
+
+      JdbcMailbox<String, String> mailbox = JdbcMailbox.ofStrings(store, "drain");
+      row.v.put("drain/s", items / drainSeconds(workers, () -> {
+        int n = 0;
+        while (true) {
+          List<Message<String, String>> got = mailbox.receive(10, Duration.ofMinutes(5), Duration.ZERO);
+          if (got.isEmpty()) {
+            return n;
+          }
+          for (Message<String, String> m : got) {
+            m.acknowledge();
+            n++;
+          }
+        }
+      }, items));
+
+      prefill(producer, "drain-b", items);
+      JdbcMailbox<String, String> batchBox = JdbcMailbox.ofStrings(store, "drain-b");
+      row.v.put("drainB/s", items / drainSeconds(workers, () -> {
+        int n = 0;
+        while (true) {
+          List<Message<String, String>> got = batchBox.receive(10, Duration.ofMinutes(5), Duration.ZERO);
+          if (got.isEmpty()) {
+            return n;
+          }
+          if (!batchBox.acknowledgeAll(got).isEmpty()) {
+            throw new IllegalStateException("acknowledgeAll refused some of " + got.size());
+          }
+          n += got.size();
+        }
+      }, items));
+
+      prefill(producer, "drain-lm", items);
+      row.v.put("drainLM/s", items / drainSeconds(workers, () -> {
+        LeaseManager w = new LeaseManager(store, "worker-" + Thread.currentThread().getName());
+        int n = 0;
+        while (true) {
+          List<Lease> leases = w.acquire(AcquireRequest.batch("drain-lm", Duration.ofMinutes(5), 10));
+          if (leases.isEmpty()) {
+            return n;
+          }
+          for (Lease l : leases) {
+            w.complete(l.itemId(), l.token(), null);
+            n++;
+          }
+        }
+      }, items));
+
+      double[] same = tetherLatency(store, store, workers);
+      row.v.put("lat50ms", same[0]);
+      row.v.put("lat99ms", same[1]);
+      if (!b.sqlite()) {
+        try (TetherStore other = TetherStore.open(db.url, db.tetherConfig(optimized))) {
+          double[] o = tetherLatency(store, other, workers);
+          row.v.put("latO50ms", o[0]);
+          row.v.put("latO99ms", o[1]);
+        }
+      }
+      mailbox.close();
+    }
+    row.v.put("heapMB", peakHeapMb());
+    return row;
+  }
+
+  private static void prefill(LeaseManager producer, String queue, int items) {
+    for (int i = 0; i < items; i += 1000) {
+      List<NewWorkItem> chunk = new ArrayList<>();
+      for (int j = i; j < Math.min(items, i + 1000); j++) {
+        chunk.add(NewWorkItem.of(queue, "noop"));
+      }
+      producer.enqueueAll(chunk);
+    }
+  }
+
+  /** A drain task returning how many items it finished. */
+  @FunctionalInterface
+  private interface DrainTask {
+    int run() throws Exception;
+  }
+
+  private static double drainSeconds(int workers, DrainTask task, int expected) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(workers);
+    try {
+      long start = System.nanoTime();
+      List<Future<Integer>> done = new ArrayList<>();
+      for (int t = 0; t < workers; t++) {
+        done.add(pool.submit(task::run));
+      }
+      int total = 0;
+      for (Future<Integer> f : done) {
+        total += f.get();
+      }
+      double secs = (System.nanoTime() - start) / 1e9;
+      if (total != expected) {
+        throw new IllegalStateException("drained " + total + " items, expected " + expected);
+      }
+      return secs;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Idle receivers on {@code consumerStore}, items sent through {@code producerStore}. */
+  private static double[] tetherLatency(TetherStore consumerStore, TetherStore producerStore, int workers)
+      throws Exception {
+    String queue = "latency-" + UUID.randomUUID().toString().substring(0, 6);
+    JdbcMailbox<String, String> in = JdbcMailbox.ofStrings(consumerStore, queue);
+    JdbcMailbox<String, String> out = JdbcMailbox.ofStrings(producerStore, queue);
+    Map<String, Long> sentAt = new ConcurrentHashMap<>();
+    long[] lat = new long[LATENCY_SAMPLES];
+    AtomicInteger seen = new AtomicInteger();
+    AtomicBoolean stop = new AtomicBoolean();
+    ExecutorService pool = Executors.newFixedThreadPool(workers);
+    CountDownLatch all = new CountDownLatch(LATENCY_SAMPLES);
+    for (int t = 0; t < workers; t++) {
+      pool.submit(() -> {
+        while (!stop.get()) {
+          for (Message<String, String> m : in.receive(1, Duration.ofMinutes(5), Duration.ofSeconds(1))) {
+            long now = System.nanoTime();
+            Long s = sentAt.get(m.body());
+            int i = seen.getAndIncrement();
+            if (s != null && i < lat.length) {
+              lat[i] = now - s;
+            }
+            m.acknowledge();
+            all.countDown();
+          }
+        }
+        return null;
+      });
+    }
+    Thread.sleep(300); // let every receiver block
+    for (int i = 0; i < LATENCY_SAMPLES; i++) {
+      String body = "m" + i;
+      sentAt.put(body, System.nanoTime());
+      out.send(body);
+      Thread.sleep(10);
+    }
+    if (!all.await(60, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("latency run: only " + seen.get() + " of " + LATENCY_SAMPLES + " items started");
+    }
+    stop.set(true);
+    in.close();
+    pool.shutdown();
+    pool.awaitTermination(10, TimeUnit.SECONDS);
+    return percentiles(lat);
+  }
+
+  // ------------------------------------------------------------------ db-scheduler
+
+  private static void createDbSchedulerTable(DataSource ds, boolean sqlite) throws Exception {
+    try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+      if (sqlite) {
+        st.execute("CREATE TABLE scheduled_tasks (task_name varchar(100), task_instance varchar(100),"
+            + " task_data blob, execution_time TIMESTAMP, picked BIT, picked_by varchar(50),"
+            + " last_success TIMESTAMP, last_failure TIMESTAMP, consecutive_failures INT,"
+            + " last_heartbeat TIMESTAMP, version BIGINT, priority SMALLINT, PRIMARY KEY (task_name, task_instance))");
+      } else {
+        st.execute("CREATE TABLE scheduled_tasks (task_name text not null, task_instance text not null,"
+            + " task_data bytea, execution_time timestamp with time zone not null, picked boolean not null,"
+            + " picked_by text, last_success timestamp with time zone, last_failure timestamp with time zone,"
+            + " consecutive_failures int, last_heartbeat timestamp with time zone, version bigint not null,"
+            + " priority smallint, PRIMARY KEY (task_name, task_instance))");
+      }
+      st.execute("CREATE INDEX execution_time_idx ON scheduled_tasks (execution_time)");
+      st.execute("CREATE INDEX last_heartbeat_idx ON scheduled_tasks (last_heartbeat)");
+      st.execute("CREATE INDEX priority_execution_time_idx ON scheduled_tasks (priority desc, execution_time asc)");
+    }
+  }
+
+  private static long countRows(DataSource ds) throws Exception {
+    try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM scheduled_tasks")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /**
+   * db-scheduler as its documentation recommends for throughput: lock-and-fetch polling on
+   * PostgreSQL ({@code pollUsingLockAndFetch(0.5, 1.0)}), the default fetch-and-lock-on-execute
+   * elsewhere (lock-and-fetch needs a dialect with single-statement lock-and-fetch; 16.7.1 has
+   * no SQLite dialect, so SQLite runs on its generic SQL), {@code threads(workers)},
+   * {@code pollingInterval(100 ms)} (Tether's default poll interval),
+   * {@code enableImmediateExecution()}.
+   */
+  private static Scheduler buildScheduler(Backend b, DataSource ds, OneTimeTask<Void> task, int workers) {
+    var builder = Scheduler.create(ds, task)
+        .threads(workers)
+        .pollingInterval(DB_SCHEDULER_POLL)
+        .enableImmediateExecution();
+    if (b.sqlite()) {
+      builder.jdbcCustomization(customization(b));
+    } else {
+      builder.pollUsingLockAndFetch(0.5, 1.0);
+    }
+    return builder.build();
+  }
+
+  /**
+   * db-scheduler 16.7.1 has no SQLite dialect (its generic SQL ends the due query with {@code
+   * OFFSET 0 ROWS FETCH FIRST n ROWS ONLY}, which SQLite rejects). Later releases add one: the
+   * generic dialect with timestamps persisted in UTC and a {@code LIMIT n} clause, and no
+   * lock-and-fetch. This is the same, configured through its public extension point.
+   */
+  private static SchedulerClient client(DataSource ds, OneTimeTask<Void> task, Backend b) {
+    SchedulerClient.Builder builder = SchedulerClient.Builder.create(ds, task);
+    if (b.sqlite()) {
+      builder.jdbcCustomization(customization(b));
+    }
+    return builder.build();
+  }
+
+  private static JdbcCustomization customization(Backend b) {
+    return new DefaultJdbcCustomization(true) {
+      @Override
+      public String getName() {
+        return "SQLite";
+      }
+
+      @Override
+      public String getQueryLimitPart(int limit) {
+        return " LIMIT " + limit;
+      }
+    };
+  }
+
+  private static Row runDbScheduler(Backend b, int items, int workers) throws Exception {
+    Row row = new Row("db-scheduler");
+    resetPeakHeap();
+    try (Db db = new Db(b); HikariDataSource ds = db.pool("dbs-pool")) {
+      createDbSchedulerTable(ds, b.sqlite());
+      AtomicInteger executed = new AtomicInteger();
+      Map<String, Long> sentAt = new ConcurrentHashMap<>();
+      long[] lat = new long[LATENCY_SAMPLES];
+      AtomicInteger latSeen = new AtomicInteger();
+      OneTimeTask<Void> noop = Tasks.oneTime("noop").execute((inst, ctx) -> {
+        Long s = sentAt.get(inst.getId());
+        if (s != null) {
+          int i = latSeen.getAndIncrement();
+          if (i < lat.length) {
+            lat[i] = System.nanoTime() - s;
+          }
+        }
+        executed.incrementAndGet();
+      });
+      SchedulerClient client = client(ds, noop, b);
+
+      int single = Math.min(items, 2000);
+      long t0 = System.nanoTime();
+      for (int i = 0; i < single; i++) {
+        client.schedule(noop.instance("s" + i), Instant.now().plus(Duration.ofDays(365)));
+      }
+      row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
+      try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+        st.execute("DELETE FROM scheduled_tasks");
+      }
+
+      t0 = System.nanoTime();
+      for (int i = 0; i < items; i += 1000) {
+        List<TaskInstance<?>> chunk = new ArrayList<>();
+        for (int j = i; j < Math.min(items, i + 1000); j++) {
+          chunk.add(noop.instance("d" + j));
+        }
+        client.scheduleBatch(chunk, Instant.now());
+      }
+      row.v.put("enqB/s", items / ((System.nanoTime() - t0) / 1e9));
+
+      Scheduler scheduler = buildScheduler(b, ds, noop, workers);
+      try {
+        t0 = System.nanoTime();
+        scheduler.start();
+        while (executed.get() < items || countRows(ds) > 0) {
+          Thread.sleep(2);
+          if (System.nanoTime() - t0 > TimeUnit.MINUTES.toNanos(10)) {
+            throw new IllegalStateException("db-scheduler drained only " + executed.get() + " of " + items);
+          }
+        }
+        row.v.put("drain/s", items / ((System.nanoTime() - t0) / 1e9));
+
+        // latency, producer on the same scheduler instance (immediate execution applies)
+        Thread.sleep(300);
+        for (int i = 0; i < LATENCY_SAMPLES; i++) {
+          String id = "l" + i;
+          sentAt.put(id, System.nanoTime());
+          scheduler.schedule(noop.instance(id), Instant.now());
+          Thread.sleep(10);
+        }
+        awaitCount(latSeen, LATENCY_SAMPLES);
+        double[] same = percentiles(lat);
+        row.v.put("lat50ms", same[0]);
+        row.v.put("lat99ms", same[1]);
+        if (!b.sqlite()) {
+          latSeen.set(0);
+          Arrays.fill(lat, 0);
+          try (HikariDataSource otherDs = db.pool("dbs-other")) {
+            SchedulerClient other = client(otherDs, noop, b);
+            for (int i = 0; i < LATENCY_SAMPLES; i++) {
+              String id = "o" + i;
+              sentAt.put(id, System.nanoTime());
+              other.schedule(noop.instance(id), Instant.now());
+              Thread.sleep(10);
+            }
+            awaitCount(latSeen, LATENCY_SAMPLES);
+          }
+          double[] o = percentiles(lat);
+          row.v.put("latO50ms", o[0]);
+          row.v.put("latO99ms", o[1]);
+        }
+      } finally {
+        scheduler.stop(); // also when a step failed: its threads must not outlive the pool
+      }
+    }
+    row.v.put("heapMB", peakHeapMb());
+    return row;
+  }
+
+  private static void awaitCount(AtomicInteger n, int expected) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (n.get() < expected) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("only " + n.get() + " of " + expected + " latency items executed");
+      }
+      Thread.sleep(1);
+    }
+  }
+}

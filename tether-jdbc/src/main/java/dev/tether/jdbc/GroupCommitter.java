@@ -1,0 +1,221 @@
+package dev.tether.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+
+/**
+ * Group commit of completions (acknowledgements): up to {@code parallelGroups} callers commit at
+ * once (leaders); callers that arrive while all leaders are busy queue up, and the next free
+ * leader commits all queued completions in one transaction, one batched conditional UPDATE on (id, lease token, status) each. A caller
+ * returns only after the transaction holding its completion committed, so every completion is
+ * durable when the call returns; a completion whose conditional update matched nothing is
+ * refused on its own (the others of its group commit), and if the group's transaction fails,
+ * every completion of the group fails with that error and none is applied.
+ *
+ * <p>No thread of its own: the leader is one of the callers. Thread-safe.
+ */
+final class GroupCommitter {
+  /** Largest number of completions in one transaction. */
+  static final int MAX_GROUP = 256;
+
+  private final TetherStore store;
+  private final WorkItemRepository repo;
+  private final ConcurrentLinkedQueue<Completion> pending = new ConcurrentLinkedQueue<>();
+  private final Semaphore leaders;
+
+  GroupCommitter(TetherStore store, WorkItemRepository repo, int parallelGroups) {
+    this.store = store;
+    this.repo = repo;
+    this.leaders = new Semaphore(parallelGroups);
+  }
+
+  /** One completion waiting for its group; {@code error} is written before {@code done}. */
+  static final class Completion {
+    final long id;
+    final long token;
+    final byte[] output;
+    final Clock clock;
+    volatile boolean done;
+    volatile RuntimeException error;
+
+    Completion(long id, long token, byte[] output, Clock clock) {
+      this.id = id;
+      this.token = token;
+      this.output = output;
+      this.clock = clock;
+    }
+  }
+
+  /**
+   * Completes the item leased with {@code token}, durably, sharing a transaction with concurrent
+   * completions. Blocks until committed.
+   *
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease is no longer held
+   * @throws ItemFinalizedException if this lease already finalized the item
+   * @throws StoreUnavailableException if the database cannot be reached (nothing applied)
+   */
+  void complete(long id, long token, byte[] output, Clock clock) {
+    Completion mine = new Completion(id, token, output, clock);
+    await(List.of(mine));
+    if (mine.error != null) {
+      throw mine.error;
+    }
+  }
+
+  /**
+   * Completes several leases, durably, in as few transactions as possible (one when there are
+   * at most {@link #MAX_GROUP}); each is applied or refused on its own. Blocks until all are
+   * committed. Returns, in order, null for each completed and the exception of each refused or
+   * of the failed transaction that held it (then not applied).
+   */
+  List<RuntimeException> completeAll(List<long[]> idsAndTokens, Clock clock) {
+    List<Completion> mine = new ArrayList<>(idsAndTokens.size());
+    for (long[] x : idsAndTokens) {
+      mine.add(new Completion(x[0], x[1], null, clock));
+    }
+    await(mine);
+    List<RuntimeException> out = new ArrayList<>(mine.size());
+    for (Completion c : mine) {
+      out.add(c.error);
+    }
+    return out;
+  }
+
+  private static boolean allDone(List<Completion> cs) {
+    for (Completion c : cs) {
+      if (!c.done) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void await(List<Completion> mine) {
+    pending.addAll(mine);
+    boolean interrupted = false;
+    while (!allDone(mine)) {
+      if (leaders.tryAcquire()) {
+        boolean committed;
+        try {
+          committed = commitGroup();
+        } finally {
+          leaders.release();
+        }
+        // Completions queued meanwhile may need a new leader: wake the followers.
+        synchronized (this) {
+          notifyAll();
+        }
+        if (committed) {
+          continue;
+        }
+        // Nothing was queued: ours are in a group another leader is committing. Wait for it
+        // (it notifies under this monitor after marking them done: no lost wake-up).
+        synchronized (this) {
+          if (!allDone(mine)) {
+            try {
+              wait();
+            } catch (InterruptedException e) {
+              interrupted = true;
+            }
+          }
+        }
+        continue;
+      }
+      synchronized (this) {
+        // Re-checked under the monitor: a leader releases before it notifies (under the monitor),
+        // so either a free permit is seen here, or the notification comes after this wait.
+        if (!allDone(mine) && leaders.availablePermits() == 0) {
+          try {
+            wait();
+          } catch (InterruptedException e) {
+            // The completion may already be in a committing group: see it through, then restore.
+            interrupted = true;
+          }
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Commits up to {@link #MAX_GROUP} queued completions; returns false if none was queued.
+   * Caller holds a leader permit.
+   */
+  private boolean commitGroup() {
+    List<Completion> group = new ArrayList<>();
+    Completion c;
+    while (group.size() < MAX_GROUP && (c = pending.poll()) != null) {
+      group.add(c);
+    }
+    if (group.isEmpty()) {
+      return false;
+    }
+    // Same row order in every group: concurrent transactions never lock two rows crosswise.
+    group.sort(Comparator.comparingLong((Completion x) -> x.id));
+    // On PostgreSQL a group without outputs, at one instant, is one UPDATE: auto-commit saves the
+    // COMMIT round trip. Anything else runs in a transaction of its own.
+    boolean oneStatement = store.engine() == TetherStore.Engine.POSTGRESQL;
+    for (Completion x : group) {
+      oneStatement &= x.output == null && x.clock == group.get(0).clock;
+    }
+    String what = group.size() == 1 ? "completing item " + group.get(0).id : "completing " + group.size() + " items";
+    try {
+      List<TetherStoreException> refusals = oneStatement
+          ? store.writeOneStatement(what, conn -> completeAll(conn, group))
+          : store.write(what, conn -> completeAll(conn, group));
+      for (int i = 0; i < group.size(); i++) {
+        group.get(i).error = refusals.get(i);
+        group.get(i).done = true;
+      }
+    } catch (RuntimeException e) {
+      for (Completion x : group) {
+        x.error = e;
+        x.done = true;
+      }
+    }
+    // Committed (or failed) callers return now, while the next group forms.
+    synchronized (this) {
+      notifyAll();
+    }
+    return true;
+  }
+
+  private List<TetherStoreException> completeAll(Connection conn, List<Completion> group)
+      throws SQLException {
+    Instant dbNow = null;
+    boolean sqlClock = store.engine() == TetherStore.Engine.POSTGRESQL;
+    List<WorkItemRepository.Finish> finishes = new ArrayList<>(group.size());
+    java.util.Map<Clock, Instant> clockNow = new java.util.IdentityHashMap<>();
+    for (Completion x : group) {
+      Instant now;
+      if (x.clock != null) {
+        // one reading per clock: a group completes at one instant per clock
+        Instant read = clockNow.get(x.clock);
+        if (read == null) {
+          read = store.now(conn, x.clock);
+          clockNow.put(x.clock, read);
+        }
+        now = read;
+      } else if (sqlClock) {
+        now = null; // the statement reads the database clock itself: no extra round trip
+      } else {
+        if (dbNow == null) {
+          dbNow = store.now(conn, null);
+        }
+        now = dbNow;
+      }
+      finishes.add(new WorkItemRepository.Finish(x.id, x.token, x.output, now));
+    }
+    return repo.completeAll(conn, finishes);
+  }
+}

@@ -1,0 +1,81 @@
+package dev.tether.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One thread per PostgreSQL store ({@code tether-listener-N}) holding its own connection that
+ * {@code LISTEN}s on {@link TetherStore#CHANNEL}; each notification (an enqueue committed by any
+ * process) wakes the store's waiting receivers. A lost connection is logged and reopened with
+ * backoff; meanwhile receivers still poll, and after reconnecting they are woken once in case a
+ * notification was missed. Daemon thread; {@link #stop()} ends it within a second.
+ */
+final class NotificationListener implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(NotificationListener.class);
+  private static final AtomicInteger SEQUENCE = new AtomicInteger();
+  private static final int WAIT_MILLIS = 500;
+  private static final long MAX_BACKOFF_MILLIS = 5_000;
+
+  private final TetherStore store;
+  private final String description;
+  private final Thread thread;
+  private volatile boolean stopped;
+
+  NotificationListener(TetherStore store, String description) {
+    this.store = store;
+    this.description = description;
+    this.thread = new Thread(this, "tether-listener-" + SEQUENCE.incrementAndGet());
+    this.thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  /** Asks the thread to end (it notices within {@value #WAIT_MILLIS} ms); idempotent, never blocks. */
+  void stop() {
+    stopped = true;
+  }
+
+  @Override
+  public void run() {
+    long backoff = 100;
+    while (!stopped) {
+      try (Connection c = store.openListenerConnection()) {
+        try (Statement st = c.createStatement()) {
+          st.execute("LISTEN " + TetherStore.CHANNEL);
+        }
+        PGConnection pg = c.unwrap(PGConnection.class);
+        LOG.debug("Listening for enqueue notifications on {}", description);
+        store.signalItems(); // anything enqueued while not listening
+        backoff = 100;
+        while (!stopped) {
+          PGNotification[] got = pg.getNotifications(WAIT_MILLIS);
+          if (got != null && got.length > 0) {
+            store.signalItems();
+          }
+        }
+      } catch (SQLException | RuntimeException e) {
+        if (stopped) {
+          break;
+        }
+        LOG.warn("Enqueue notifications from {} interrupted ({}); receivers fall back to polling,"
+            + " reconnecting in {} ms", description, e.toString(), backoff);
+        try {
+          Thread.sleep(backoff);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+        backoff = Math.min(MAX_BACKOFF_MILLIS, backoff * 2);
+      }
+    }
+    LOG.debug("Stopped listening for enqueue notifications on {}", description);
+  }
+}

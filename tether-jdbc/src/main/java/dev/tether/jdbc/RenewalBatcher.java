@@ -1,0 +1,181 @@
+package dev.tether.jdbc;
+
+import dev.tether.jdbc.internal.SqlWork;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Batches lease renewals: renewals that are due together share one transaction and, on
+ * PostgreSQL, one statement. One batch commits at a time and batches start at most every
+ * {@link #MIN_GAP} apart, so a steady stream of renewals (say 1,000 leases extended once a
+ * second) costs at most {@code 1 s / MIN_GAP} transactions per second whatever the number of
+ * leases; an isolated renewal waits for nothing. Each renewal is conditional on (id, token,
+ * status) and refused on its own; a caller returns after its renewal committed, with its new
+ * expiry.
+ *
+ * <p>No thread of its own: the leader is one of the callers. Thread-safe.
+ */
+final class RenewalBatcher {
+
+  /** Least time between the starts of two batches. */
+  static final Duration MIN_GAP = Duration.ofMillis(20);
+
+  /** Largest number of renewals in one batch. */
+  static final int MAX_BATCH = 1000;
+
+  private final TetherStore store;
+  private final WorkItemRepository repo;
+  private final ConcurrentLinkedQueue<Op> pending = new ConcurrentLinkedQueue<>();
+  private final Semaphore leader = new Semaphore(1);
+  private long lastStart = System.nanoTime() - MIN_GAP.toNanos(); // guarded by leader
+
+  RenewalBatcher(TetherStore store, WorkItemRepository repo) {
+    this.store = store;
+    this.repo = repo;
+  }
+
+  /** One renewal waiting for its batch; {@code result} and {@code error} are written before {@code done}. */
+  static final class Op {
+    final long id;
+    final long token;
+    final Duration duration;
+    final Clock clock;
+    volatile Instant result;
+    volatile RuntimeException error;
+    volatile boolean done;
+
+    Op(long id, long token, Duration duration, Clock clock) {
+      this.id = id;
+      this.token = token;
+      this.duration = duration;
+      this.clock = clock;
+    }
+  }
+
+  /**
+   * Renews one lease to {@code max(current expiry, now + duration)}, sharing a batch with
+   * renewals due at the same time. Blocks until committed.
+   *
+   * @return the new expiry
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease is no longer held
+   * @throws ItemFinalizedException if this lease already finalized the item
+   * @throws StoreUnavailableException if the database cannot be reached (nothing applied)
+   */
+  Instant renew(long id, long token, Duration duration, Clock clock) {
+    Op mine = new Op(id, token, duration, clock);
+    pending.add(mine);
+    boolean interrupted = false;
+    while (!mine.done) {
+      if (leader.tryAcquire()) {
+        try {
+          while (!mine.done) {
+            interrupted |= pauseForGap();
+            runBatch();
+          }
+        } finally {
+          leader.release();
+        }
+        synchronized (this) {
+          notifyAll();
+        }
+        break;
+      }
+      synchronized (this) {
+        // A leader releases before it notifies under this monitor: no lost wake-up.
+        if (!mine.done && leader.availablePermits() == 0) {
+          try {
+            wait();
+          } catch (InterruptedException e) {
+            interrupted = true; // the renewal may be in a running batch: see it through
+          }
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    if (mine.error != null) {
+      throw mine.error;
+    }
+    return mine.result;
+  }
+
+  /** Waits until {@link #MIN_GAP} after the last batch start; returns whether interrupted. */
+  private boolean pauseForGap() {
+    long wait = lastStart + MIN_GAP.toNanos() - System.nanoTime();
+    boolean interrupted = false;
+    if (wait > 0) {
+      try {
+        TimeUnit.NANOSECONDS.sleep(wait);
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    lastStart = System.nanoTime();
+    return interrupted;
+  }
+
+  private void runBatch() {
+    List<Op> batch = new ArrayList<>();
+    Op o;
+    while (batch.size() < MAX_BATCH && (o = pending.poll()) != null) {
+      batch.add(o);
+    }
+    if (batch.isEmpty()) {
+      return;
+    }
+    batch.sort((a, b) -> Long.compare(a.id, b.id));
+    try {
+      String what = batch.size() == 1 ? "renewing the lease of item " + batch.get(0).id
+          : "renewing " + batch.size() + " leases";
+      SqlWork<List<Object>> work = c -> {
+            List<WorkItemRepository.Renewal> rs = new ArrayList<>(batch.size());
+            boolean sqlClock = store.engine() == TetherStore.Engine.POSTGRESQL;
+            Instant localNow = null;
+            for (Op x : batch) {
+              Instant now;
+              if (x.clock != null) {
+                now = store.now(c, x.clock);
+              } else if (sqlClock) {
+                now = null; // the statement reads the database clock
+              } else {
+                if (localNow == null) {
+                  localNow = store.now(c, null);
+                }
+                now = localNow;
+              }
+              rs.add(new WorkItemRepository.Renewal(x.id, x.token, x.duration, now));
+            }
+            return repo.renewAll(c, rs);
+          };
+      // On PostgreSQL the batch is one UPDATE: auto-commit saves the COMMIT round trip.
+      List<Object> outcomes = store.engine() == TetherStore.Engine.POSTGRESQL
+          ? store.writeOneStatement(what, work)
+          : store.write(what, work);
+      for (int i = 0; i < batch.size(); i++) {
+        Object r = outcomes.get(i);
+        if (r instanceof Instant) {
+          batch.get(i).result = (Instant) r;
+        } else {
+          batch.get(i).error = (RuntimeException) r;
+        }
+        batch.get(i).done = true;
+      }
+    } catch (RuntimeException e) {
+      for (Op x : batch) {
+        x.error = e;
+        x.done = true;
+      }
+    }
+    synchronized (this) {
+      notifyAll();
+    }
+  }
+}

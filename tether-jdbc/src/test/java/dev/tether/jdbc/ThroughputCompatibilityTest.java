@@ -1,0 +1,288 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.tether.mailbox.MailboxException;
+import dev.tether.mailbox.Message;
+import dev.tether.mailbox.MessageFinalizedException;
+import dev.tether.mailbox.ReceiptHandleExpiredException;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Behaviour of the throughput paths (group commit, batch acknowledgement, multi-row enqueue,
+ * batched take) on every engine (subclass per engine): they must keep every rule of the
+ * one-at-a-time paths.
+ */
+abstract class ThroughputCompatibilityTest extends StoreTestBase {
+  static final Duration LEASE = Duration.ofSeconds(30);
+
+  /** Makes any update that completes item {@code id} fail with an error, rolling back its transaction. */
+  abstract void failCompletionOf(Connection c, long id) throws Exception;
+
+  @Test
+  void concurrentCompletionsAllCommitAndOnlyTheStaleOnesAreRefused() throws Exception {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      items.add(NewWorkItem.of("q", "job-" + i));
+    }
+    w.enqueueAll(items);
+    List<Lease> leases = w.acquire(AcquireRequest.batch("q", LEASE, 40));
+    assertThat(leases).hasSize(40);
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    CountDownLatch go = new CountDownLatch(1);
+    try {
+      List<Future<Throwable>> outcomes = new ArrayList<>();
+      for (int i = 0; i < leases.size(); i++) {
+        Lease l = leases.get(i);
+        long token = i % 10 == 3 ? l.token() + 1 : l.token(); // every tenth uses a wrong token
+        outcomes.add(pool.submit(() -> {
+          go.await();
+          try {
+            w.complete(l.itemId(), token, null);
+            return null;
+          } catch (RuntimeException e) {
+            return e;
+          }
+        }));
+      }
+      go.countDown();
+      for (int i = 0; i < leases.size(); i++) {
+        Throwable t = outcomes.get(i).get();
+        WorkItem item = w.find(leases.get(i).itemId()).orElseThrow();
+        if (i % 10 == 3) {
+          assertThat(t).as("stale completion %d", i).isInstanceOf(LeaseLostException.class);
+          assertThat(item.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+        } else {
+          assertThat(t).as("completion %d", i).isNull();
+          assertThat(item.status()).isEqualTo(WorkStatus.COMPLETED);
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void groupCommitNeverAcknowledgesAnItemWhoseTransactionRolledBack() throws Exception {
+    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", BodyCodec.utf8(), BodyCodec.utf8())
+        .clock(clock).build();
+    box.send("good");
+    box.send("poisoned");
+    List<Message<String, String>> got = box.receive(2, LEASE, Duration.ZERO);
+    assertThat(got).hasSize(2);
+    long poisoned = Long.parseLong(got.get(1).id());
+    try (Connection c = store.dataSource().getConnection()) {
+      failCompletionOf(c, poisoned);
+    }
+
+    Map<String, MailboxException> refused = box.acknowledgeAll(got);
+
+    // Both were in one transaction, which failed: neither is acknowledged, both can be retried.
+    assertThat(refused).containsOnlyKeys(got.get(0).id(), got.get(1).id());
+    LeaseManager lm = new LeaseManager(store, "check");
+    for (Message<String, String> m : got) {
+      assertThat(lm.find(Long.parseLong(m.id())).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+    }
+    got.get(0).acknowledge();
+    assertThat(lm.find(Long.parseLong(got.get(0).id())).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
+  }
+
+  @Test
+  void acknowledgeAllCompletesEachAndRefusesOnlyTheStaleAndTheRepeated() {
+    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", BodyCodec.utf8(), BodyCodec.utf8())
+        .clock(clock).build();
+    box.send("a");
+    box.send("b");
+    List<Message<String, String>> first = box.receive(1, LEASE, Duration.ZERO);
+    clock.advance(LEASE.plusSeconds(1));
+    // "a" expired and is redelivered: the first handle is stale; "b" is delivered too.
+    List<Message<String, String>> second = box.receive(2, LEASE, Duration.ZERO);
+    assertThat(second).extracting(Message::body).containsExactly("a", "b");
+    List<Message<String, String>> batch = List.of(first.get(0), second.get(1), second.get(1));
+
+    Map<String, MailboxException> refused = box.acknowledgeAll(batch);
+
+    assertThat(refused).hasSize(2);
+    assertThat(refused.get(first.get(0).id())).isInstanceOf(ReceiptHandleExpiredException.class);
+    assertThat(refused.get(second.get(1).id())).isInstanceOf(MessageFinalizedException.class);
+    LeaseManager lm = new LeaseManager(store, "check");
+    assertThat(lm.find(Long.parseLong(second.get(1).id())).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
+    assertThat(lm.find(Long.parseLong(second.get(0).id())).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+    assertThatThrownBy(() -> second.get(1).acknowledge()).isInstanceOf(MessageFinalizedException.class);
+  }
+
+  @Test
+  void acknowledgeAllRejectsMessagesOfAnotherMailboxAndAcknowledgesNothing() {
+    JdbcMailbox<String, String> a = JdbcMailbox.builder(store, "qa", BodyCodec.utf8(), BodyCodec.utf8()).clock(clock).build();
+    JdbcMailbox<String, String> b = JdbcMailbox.builder(store, "qb", BodyCodec.utf8(), BodyCodec.utf8()).clock(clock).build();
+    a.send("x");
+    b.send("y");
+    Message<String, String> ma = a.receive(1, LEASE, Duration.ZERO).get(0);
+    Message<String, String> mb = b.receive(1, LEASE, Duration.ZERO).get(0);
+    assertThatThrownBy(() -> a.acknowledgeAll(List.of(ma, mb)))
+        .isInstanceOf(dev.tether.mailbox.InvalidParameterException.class)
+        .hasMessageContaining("qa");
+    LeaseManager lm = new LeaseManager(store, "check");
+    assertThat(lm.find(Long.parseLong(ma.id())).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+  }
+
+  @Test
+  void batchEnqueueKeepsOrderAcrossChunksAndHonoursIdempotencyKeys() {
+    LeaseManager w = new LeaseManager(store, "w");
+    long existing = w.enqueue(NewWorkItem.builder("q").input("keyed-before").idempotencyKey("k1").build());
+    List<NewWorkItem> items = new ArrayList<>();
+    int n = WorkItemRepository.INSERT_CHUNK * 2 + 7;
+    for (int i = 0; i < n; i++) {
+      if (i == 5) {
+        items.add(NewWorkItem.builder("q").input("dup").idempotencyKey("k1").build());
+      } else if (i == WorkItemRepository.INSERT_CHUNK + 1) {
+        items.add(NewWorkItem.builder("q").input("keyed-" + i).idempotencyKey("k2").priority(2).build());
+      } else {
+        items.add(NewWorkItem.builder("q").input("item-" + i).delay(i == 9 ? Duration.ofMinutes(5) : Duration.ZERO).build());
+      }
+    }
+
+    List<Long> ids = w.enqueueAll(items);
+
+    assertThat(ids).hasSize(n).doesNotHaveDuplicates();
+    assertThat(ids.get(5)).isEqualTo(existing);
+    for (int i = 0; i < n; i++) {
+      WorkItem item = w.find(ids.get(i)).orElseThrow();
+      String expected = i == 5 ? "keyed-before" : (i == WorkItemRepository.INSERT_CHUNK + 1 ? "keyed-" + i : "item-" + i);
+      assertThat(new String(item.input(), java.nio.charset.StandardCharsets.UTF_8)).as("item %d", i).isEqualTo(expected);
+      assertThat(item.status()).isEqualTo(WorkStatus.PENDING);
+      assertThat(item.deliveryCount()).isZero();
+    }
+    assertThat(w.find(ids.get(9)).orElseThrow().availableAt()).isEqualTo(clock.instant().plus(Duration.ofMinutes(5)));
+    assertThat(w.find(ids.get(WorkItemRepository.INSERT_CHUNK + 1)).orElseThrow().priority()).isEqualTo(2);
+  }
+
+  @Test
+  void batchedTakeGivesEachLeaseItsOwnTokenAndRecordsTheDelivery() {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      items.add(NewWorkItem.of("q", "job-" + i));
+    }
+    w.enqueueAll(items);
+    List<Lease> leases = w.acquire(AcquireRequest.batch("q", LEASE, 10));
+    assertThat(leases).hasSize(10);
+    assertThat(leases).extracting(Lease::token).doesNotHaveDuplicates();
+    for (Lease l : leases) {
+      WorkItem item = w.find(l.itemId()).orElseThrow();
+      assertThat(item.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+      assertThat(item.leaseToken()).isEqualTo(l.token());
+      assertThat(item.leaseHolder()).isEqualTo("w");
+      assertThat(item.deliveryCount()).isEqualTo(1);
+      assertThat(item.leaseExpiresAt()).isEqualTo(clock.instant().plus(LEASE));
+    }
+    assertThat(w.acquire(AcquireRequest.batch("q", LEASE, 10))).isEmpty();
+  }
+
+  @Test
+  void sweepBatchReclaimsEveryExpiredLeaseExceptTheOneRenewedAfterTheRead() {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      items.add(NewWorkItem.builder("q").input("job-" + i).maxAttempts(i == 2 ? 1 : 3).build());
+    }
+    List<Long> ids = w.enqueueAll(items);
+    List<Lease> leases = w.acquire(AcquireRequest.batch("q", LEASE, 3));
+    assertThat(leases).extracting(Lease::itemId).containsExactlyElementsOf(ids);
+    clock.advance(LEASE.plusSeconds(1));
+    RecoverySweep sweep = new RecoverySweep(store);
+    sweep.afterReadHook(() -> w.renew(ids.get(1), leases.get(1).token(), LEASE));
+
+    RecoveryStats s = sweep.scanAndRecover();
+
+    assertThat(s.expiredFound()).isEqualTo(3);
+    assertThat(s.recovered()).isEqualTo(1);
+    assertThat(s.failed()).isEqualTo(1);
+    assertThat(s.checkpointsCreated()).isEqualTo(2);
+    WorkItem retried = w.find(ids.get(0)).orElseThrow();
+    assertThat(retried.status()).isEqualTo(WorkStatus.PENDING);
+    assertThat(retried.leaseToken()).isNull();
+    assertThat(retried.checkpoints()).singleElement().satisfies(cp -> {
+      assertThat(cp.kind()).isEqualTo(Checkpoint.LEASE_EXPIRED);
+      assertThat(cp.leaseHolder()).isEqualTo("w");
+      assertThat(cp.leaseToken()).isEqualTo(leases.get(0).token());
+      assertThat(cp.deliveryCount()).isEqualTo(1);
+      assertThat(cp.lastHeartbeat()).isEqualTo(clock.instant().minus(LEASE.plusSeconds(1)));
+    });
+    WorkItem renewed = w.find(ids.get(1)).orElseThrow();
+    assertThat(renewed.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+    assertThat(renewed.leaseToken()).isEqualTo(leases.get(1).token());
+    assertThat(renewed.checkpoints()).isEmpty();
+    WorkItem dead = w.find(ids.get(2)).orElseThrow();
+    assertThat(dead.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(dead.errorMessage()).contains("no attempts left");
+    assertThat(dead.checkpoints()).singleElement().satisfies(cp ->
+        assertThat(cp.reason()).contains("no attempts left: failed"));
+  }
+
+  @Test
+  void concurrentRenewalsAreBatchedAndOnlyTheStaleOneIsRefused() throws Exception {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 24; i++) {
+      items.add(NewWorkItem.of("q", "job-" + i));
+    }
+    w.enqueueAll(items);
+    List<Lease> leases = w.acquire(AcquireRequest.batch("q", LEASE, 24));
+    clock.advance(Duration.ofSeconds(10));
+    Duration longer = Duration.ofMinutes(2);
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    CountDownLatch go = new CountDownLatch(1);
+    try {
+      List<Future<Object>> outcomes = new ArrayList<>();
+      for (int i = 0; i < leases.size(); i++) {
+        Lease l = leases.get(i);
+        long token = i == 7 ? l.token() ^ 1 : l.token();
+        outcomes.add(pool.submit(() -> {
+          go.await();
+          try {
+            return w.renew(l.itemId(), token, longer);
+          } catch (RuntimeException e) {
+            return e;
+          }
+        }));
+      }
+      go.countDown();
+      for (int i = 0; i < leases.size(); i++) {
+        Object o = outcomes.get(i).get();
+        WorkItem item = w.find(leases.get(i).itemId()).orElseThrow();
+        if (i == 7) {
+          assertThat(o).isInstanceOf(LeaseConflictException.class);
+          assertThat(item.leaseExpiresAt()).isEqualTo(leases.get(i).expiresAt());
+        } else {
+          assertThat(o).as("renewal %d", i).isEqualTo(clock.instant().plus(longer));
+          assertThat(item.leaseExpiresAt()).isEqualTo(clock.instant().plus(longer));
+          assertThat(item.heartbeatAt()).isEqualTo(clock.instant());
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    // never shortens: a shorter renewal keeps the longer expiry
+    assertThat(w.renew(leases.get(0).itemId(), leases.get(0).token(), Duration.ofSeconds(1)))
+        .isEqualTo(clock.instant().plus(longer));
+  }
+
+  static void execute(Connection c, String sql) throws Exception {
+    try (Statement st = c.createStatement()) {
+      st.execute(sql);
+    }
+  }
+}
