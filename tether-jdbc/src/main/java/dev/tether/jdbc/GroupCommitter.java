@@ -193,7 +193,12 @@ final class GroupCommitter {
   private List<TetherStoreException> completeAll(Connection conn, List<Completion> group)
       throws SQLException {
     Instant dbNow = null;
+    // Only a PostgreSQL group that is one UPDATE (no outputs, no injected clock) may leave the
+    // instant to the statement; any other group needs an instant for every completion.
     boolean sqlClock = store.engine() == TetherStore.Engine.POSTGRESQL;
+    for (Completion x : group) {
+      sqlClock &= x.output == null && x.clock == null;
+    }
     List<WorkItemRepository.Finish> finishes = new ArrayList<>(group.size());
     java.util.Map<Clock, Instant> clockNow = new java.util.IdentityHashMap<>();
     for (Completion x : group) {

@@ -1,6 +1,7 @@
 package dev.tether.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tether.mailbox.MailboxException;
@@ -17,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -71,6 +73,42 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void completionsWithAndWithoutOutputOnTheDatabaseClockCommitTogether() throws Exception {
+    // Found by the chaos suite after group commit landed: on PostgreSQL without an injected clock a
+    // completion with output was handed to the batched statement without an instant.
+    try (TetherStore real = db.open(TetherStoreConfig.builder().maximumPoolSize(4).build())) {
+      LeaseManager w = new LeaseManager(real, "w");
+      w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b")));
+      List<Lease> leases = w.acquire(AcquireRequest.batch("q", LEASE, 2));
+      assertThat(leases).hasSize(2);
+      ExecutorService pool = Executors.newFixedThreadPool(2);
+      try {
+        CountDownLatch go = new CountDownLatch(1);
+        Future<?> withOutput = pool.submit(() -> {
+          go.await();
+          w.complete(leases.get(0).itemId(), leases.get(0).token(), "out".getBytes(UTF_8));
+          return null;
+        });
+        Future<?> without = pool.submit(() -> {
+          go.await();
+          w.complete(leases.get(1).itemId(), leases.get(1).token(), null);
+          return null;
+        });
+        go.countDown();
+        withOutput.get(30, TimeUnit.SECONDS);
+        without.get(30, TimeUnit.SECONDS);
+      } finally {
+        pool.shutdownNow();
+      }
+      WorkItem first = w.find(leases.get(0).itemId()).orElseThrow();
+      assertThat(first.status()).isEqualTo(WorkStatus.COMPLETED);
+      assertThat(new String(first.output(), UTF_8)).isEqualTo("out");
+      assertThat(first.completedAt()).isNotNull();
+      assertThat(w.find(leases.get(1).itemId()).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
     }
   }
 
