@@ -97,6 +97,18 @@ class WatchdogIT {
         probes.get(), code);
 
     String err = hung.err();
+    // when the watchdog logged its verdict and its last words (log time of day, UTC here), for
+    // the figures
+    for (String what : new String[] {"loop", "terminating"}) {
+      Matcher m = Pattern.compile("(\\d\\d):(\\d\\d):(\\d\\d)\\.(\\d{3}) \\[[^]]*\\] ERROR \\S+ - CRITICAL: watchdog: " + what)
+          .matcher(err);
+      if (m.find()) {
+        long logMs = ((Long.parseLong(m.group(1)) * 60 + Long.parseLong(m.group(2))) * 60
+            + Long.parseLong(m.group(3))) * 1000 + Long.parseLong(m.group(4));
+        System.out.printf("watchdog CRITICAL '%s' line logged %d ms after command start (log clock UTC)%n",
+            what, logMs - startedAtMs % 86_400_000L);
+      }
+    }
     assertThat(code).as("exit status (stderr: %s)", err).isEqualTo(70);
     assertThat(err)
         .contains("CRITICAL: watchdog: loop 'w")
