@@ -78,6 +78,7 @@ final class WorkerCommand implements Callable<Integer> {
     Worker.Config config =
         new Worker.Config(queue, concurrency, visibility, extendEvery, extension, killGrace,
             dev.tether.cli.internal.ProcessRunner.DEFAULT_TAIL_BYTES, sweepEvery, watchdog);
+    Stores.checkWritable(store.location());
     try (TetherStore s = store.open(true)) {
       WorkerMetrics metrics = new WorkerMetrics();
       Worker worker = new Worker(s, config, metrics);

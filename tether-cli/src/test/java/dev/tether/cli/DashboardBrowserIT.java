@@ -186,4 +186,81 @@ class DashboardBrowserIT {
     assertThat(severe).as("browser console errors: %s",
         severe.stream().map(LogEntry::getMessage).collect(Collectors.joining("\n"))).isEmpty();
   }
+
+  private long enqueueArgv(String queue, List<String> argv, boolean shell, int maxAttempts) {
+    return new LeaseManager(store, "it").enqueue(
+        NewWorkItem.builder(queue)
+            .input(new CommandSpec(argv, shell, "output", Map.of()).toJson())
+            .maxAttempts(maxAttempts)
+            .build());
+  }
+
+  private String itemText(String id) {
+    return driver.findElement(By.id(id)).getText();
+  }
+
+  @Test
+  void scriptTagCommandsAndInvalidUtf8OutputRenderAsInertTextWithReplacementCharacters()
+      throws Exception {
+    String script = "<script>window.pwned=1</script>";
+    // a command that is literally the script tag (no shell: it cannot start, so it fails)
+    long literal = enqueueArgv("web", List.of(script), false, 1);
+    // a command that prints the script tag on stdout and succeeds
+    long echoed = enqueueArgv("web", List.of("echo", script), false, 1);
+    // bytes 0xFF 0xFE are not UTF-8: once on stdout (success), once on stderr (failure)
+    long badOut = enqueueArgv("web", List.of("printf '\\377\\376abc'"), true, 1);
+    long badErr = enqueueArgv("web", List.of("printf '\\377\\376oops' >&2; exit 3"), true, 1);
+    Dashboard dashboard = new Dashboard(store, TOKEN, worker, new WorkerMetrics());
+    worker.start(new Worker.Health("127.0.0.1", 0, dashboard.routes()), false);
+    port = worker.healthAddress().orElseThrow().getPort();
+    LeaseManager lm = new LeaseManager(store, "it");
+    await().atMost(Duration.ofSeconds(30)).until(() ->
+        List.of(literal, echoed, badOut, badErr).stream()
+            .allMatch(id -> List.of("completed", "failed").contains(lm.find(id).orElseThrow().status().dbValue())));
+    assertThat(lm.find(literal).orElseThrow().status().dbValue()).isEqualTo("failed");
+    assertThat(lm.find(echoed).orElseThrow().status().dbValue()).isEqualTo("completed");
+    assertThat(lm.find(badOut).orElseThrow().status().dbValue()).isEqualTo("completed");
+    assertThat(lm.find(badErr).orElseThrow().status().dbValue()).isEqualTo("failed");
+
+    driver = chromium();
+    driver.get("http://127.0.0.1:" + port + "/");
+    org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> !driver.findElements(By.cssSelector("#recent tr[data-id='" + badErr + "']")).isEmpty());
+
+    // the script tag is shown as text in the recent and failed tables, and never runs
+    assertThat(driver.findElement(By.cssSelector("#recent tr[data-id='" + literal + "']")).getText()).contains(script);
+    assertThat(driver.findElement(By.cssSelector("#recent tr[data-id='" + echoed + "']")).getText()).contains(script);
+    assertThat(driver.findElement(By.cssSelector("#failed tr[data-id='" + literal + "']")).getText()).contains(script);
+    assertThat(driver.findElements(By.tagName("script"))).as("only the page's own script").hasSize(1);
+    assertThat(js.executeScript("return window.pwned === undefined")).isEqualTo(true);
+
+    // the failed command's error shows its non-UTF-8 stderr with U+FFFD
+    assertThat(driver.findElement(By.cssSelector("#failed tr[data-id='" + badErr + "']")).getText())
+        .contains("exit status 3").contains("\uFFFD\uFFFDoops");
+
+    // item views: stdout with U+FFFD, the echoed script as text
+    click("#recent tr[data-id='" + badOut + "'] a.id");
+    await().atMost(Duration.ofSeconds(5)).ignoreExceptions()
+        .until(() -> itemText("item-id").equals("#" + badOut) && itemText("item-stdout").contains("abc"));
+    assertThat(itemText("item-stdout")).isEqualTo("\uFFFD\uFFFDabc");
+    click("#recent tr[data-id='" + echoed + "'] a.id");
+    await().atMost(Duration.ofSeconds(5)).ignoreExceptions()
+        .until(() -> itemText("item-id").equals("#" + echoed) && itemText("item-stdout").contains("script"));
+    assertThat(itemText("item-stdout")).isEqualTo(script);
+    click("#failed tr[data-id='" + literal + "'] a.id");
+    await().atMost(Duration.ofSeconds(5)).ignoreExceptions()
+        .until(() -> itemText("item-id").equals("#" + literal));
+    assertThat(driver.findElement(By.id("item-fields")).getText()).contains(script);
+    Thread.sleep(1500); // at least one live refresh with all of it on the page
+    assertThat(driver.findElements(By.tagName("script"))).hasSize(1);
+    assertThat(js.executeScript("return window.pwned === undefined")).isEqualTo(true);
+
+    List<LogEntry> severe =
+        driver.manage().logs().get(LogType.BROWSER).getAll().stream()
+            .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
+            .collect(Collectors.toList());
+    assertThat(severe).as("browser console errors: %s",
+        severe.stream().map(LogEntry::getMessage).collect(Collectors.joining("\n"))).isEmpty();
+  }
 }

@@ -72,7 +72,12 @@ final class JarRunner {
   }
 
   Proc start(String... args) throws IOException {
-    List<String> cmd = new ArrayList<>();
+    return startWith(List.of(), args);
+  }
+
+  /** Starts the jar behind a command prefix (for example {@code setpriv} to run as another user). */
+  Proc startWith(List<String> prefix, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(prefix);
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx256m");
     cmd.add("-XX:TieredStopAtLevel=1");
@@ -102,6 +107,11 @@ final class JarRunner {
 
   /** Reads one column of one item straight from the store. */
   String column(long id, String column) throws SQLException {
+    return column(db, id, column);
+  }
+
+  /** Reads one column of one item straight from the store in {@code db}; null while it is locked. */
+  String column(Path db, long id, String column) throws SQLException {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
         PreparedStatement ps = c.prepareStatement("SELECT " + column + " FROM work_items WHERE id = ?")) {
       ps.setLong(1, id);

@@ -9,6 +9,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Opens the store named by {@code --db} after checking, without writing anything, that an
@@ -68,17 +69,7 @@ public final class Stores {
           "unsupported --db '" + db + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
     }
     if (!lower.startsWith("jdbc:") || lower.startsWith("jdbc:sqlite:")) {
-      String file = lower.startsWith("jdbc:sqlite:") ? db.substring("jdbc:sqlite:".length()) : db;
-      int q = file.indexOf('?');
-      if (q >= 0) {
-        file = file.substring(0, q);
-      }
-      if (file.startsWith("file:")) {
-        file = file.substring("file:".length());
-      }
-      if (!file.isEmpty() && !file.equals(":memory:")) {
-        checkSqliteFile(Path.of(file), create);
-      }
+      sqliteFile(db).ifPresent(file -> checkSqliteFile(file, create));
     } else if (!lower.startsWith("jdbc:postgresql:")) {
       throw new BadStoreException(
           "unsupported --db '" + db + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
@@ -87,6 +78,49 @@ public final class Stores {
       return TetherStore.open(db);
     } catch (RuntimeException e) {
       throw new BadStoreException("cannot open --db " + db + ": " + oneLine(e), e);
+    }
+  }
+
+  /** The file of an SQLite {@code --db} (path or {@code jdbc:sqlite:} URL); empty otherwise. */
+  private static Optional<Path> sqliteFile(String db) {
+    String lower = db.toLowerCase(Locale.ROOT);
+    if (lower.startsWith("jdbc:") && !lower.startsWith("jdbc:sqlite:")) {
+      return Optional.empty();
+    }
+    String file = lower.startsWith("jdbc:sqlite:") ? db.substring("jdbc:sqlite:".length()) : db;
+    int q = file.indexOf('?');
+    if (q >= 0) {
+      file = file.substring(0, q);
+    }
+    if (file.startsWith("file:")) {
+      file = file.substring("file:".length());
+    }
+    return file.isEmpty() || file.equals(":memory:") ? Optional.empty() : Optional.of(Path.of(file));
+  }
+
+  /**
+   * Checks that an existing SQLite store, and its {@code -wal} and {@code -shm} files when they
+   * exist, can be written by this process, for commands that must write (the worker). SQLite opens
+   * a file it may not write read-only without complaint, and every write then fails: a worker
+   * started on such a file would log the same error every second forever instead of saying so
+   * once. A missing file, and a PostgreSQL URL, pass (their problems show when opening).
+   *
+   * @param db a file path, {@code jdbc:sqlite:} URL or {@code jdbc:postgresql://} URL
+   * @throws BadStoreException naming the file that is read-only and what to do
+   */
+  public static void checkWritable(String db) {
+    Optional<Path> file = sqliteFile(db);
+    if (file.isEmpty()) {
+      return;
+    }
+    Path f = file.get();
+    for (Path p : new Path[] {f, Path.of(f + "-wal"), Path.of(f + "-shm")}) {
+      if (Files.exists(p) && !Files.isDirectory(p) && !Files.isWritable(p)) {
+        throw new BadStoreException(
+            p + " is read-only for this process (user " + System.getProperty("user.name")
+                + "): a worker writes leases and results to its store; make it writable (for"
+                + " example chmod u+w) or run as its owner");
+      }
     }
   }
 
