@@ -3,6 +3,7 @@ package dev.tether.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.tether.health.Watchdog;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A worker whose command hangs without output, through the real jar: readiness fails first, then
- * the watchdog ends the worker process with exit status 70 (CRITICAL line and thread dump on
+ * the watchdog ends the worker process with SIGKILL, exit status 137 (CRITICAL line and thread dump on
  * stderr), and a second worker completes the item once its lease has expired.
  *
  * <p>Timeouts: watchdog 3 s (readiness fails at 90% of it, 2.7 s), lease 8 s so that only the
@@ -109,11 +110,11 @@ class WatchdogIT {
             what, logMs - startedAtMs % 86_400_000L);
       }
     }
-    assertThat(code).as("exit status (stderr: %s)", err).isEqualTo(70);
+    assertThat(code).as("exit status (stderr: %s)", err).isEqualTo(Watchdog.KILLED_EXIT_STATUS);
     assertThat(err)
         .contains("CRITICAL: watchdog: loop 'w")
         .contains("stalled: no heartbeat for")
-        .contains("CRITICAL: watchdog: terminating the process (exit status 70)")
+        .contains("CRITICAL: watchdog: terminating the process because of stalled loops")
         .contains("thread dump follows")
         .contains("\"tether-loop-w1\"")
         .contains("\"tether-loop-w2\"");

@@ -2,6 +2,7 @@ package dev.tether.health;
 
 import dev.tether.Heartbeat;
 import dev.tether.Ticker;
+import java.io.IOException;
 import java.lang.management.LockInfo;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MonitorInfo;
@@ -40,8 +41,13 @@ import org.slf4j.LoggerFactory;
  *
  * On a stall the watchdog logs, at ERROR with the word {@code CRITICAL}, each stalled loop's name,
  * time since its last beat and the threshold, then a dump of every thread's stack; then it calls
- * the {@link Terminator}, by default {@link Runtime#halt(int)} with {@link #EXIT_STATUS}, so that
- * shutdown hooks do not run and nothing can block the exit. The logging runs on a separate thread
+ * the {@link Terminator}, by default {@link Terminator#kill()}: the process sends itself {@code
+ * SIGKILL} (exit status {@link #KILLED_EXIT_STATUS} as a parent or Kubernetes sees it, as in the
+ * seeds), falling back to {@link Runtime#halt(int)} with {@link #EXIT_STATUS} where that is not
+ * possible. Either way shutdown hooks do not run and nothing can block the exit. {@code SIGKILL} is
+ * preferred because {@code Runtime.halt} waits up to about 300 ms for threads blocked in native
+ * code (a worker reading a child process's output always has some), which would put the kill well
+ * past the threshold. The logging runs on a separate thread
  * ({@code tether-watchdog-diagnostics}); the watchdog waits for it at most the diagnostics timeout
  * (default {@link #DEFAULT_DIAGNOSTICS_TIMEOUT}) and then terminates regardless, so a stuck logger
  * cannot keep a stuck process alive. If the terminator returns (a test terminator) or throws
@@ -54,10 +60,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class Watchdog {
   /**
-   * The exit status of a process ended by the default terminator: 70, {@code EX_SOFTWARE} in BSD
-   * {@code sysexits.h} ("internal software error").
+   * The exit status of a process ended by {@link Terminator#halt()} (and by {@link
+   * Terminator#kill()} where it cannot send {@code SIGKILL}): 70, {@code EX_SOFTWARE} in BSD {@code
+   * sysexits.h} ("internal software error").
    */
   public static final int EXIT_STATUS = 70;
+
+  /** The exit status of a process ended by {@link Terminator#kill()}: 137, 128 + {@code SIGKILL}. */
+  public static final int KILLED_EXIT_STATUS = 137;
 
   /** Default stall threshold: 720 s, greater than a 30 s long poll plus 600 s of processing. */
   public static final Duration DEFAULT_STALL_THRESHOLD = Duration.ofSeconds(720);
@@ -110,7 +120,7 @@ public final class Watchdog {
 
   /**
    * Returns a builder with the defaults: threshold {@link #DEFAULT_STALL_THRESHOLD}, interval
-   * {@link #DEFAULT_CHECK_INTERVAL}, the system ticker, {@link Terminator#halt()}, and a daemon
+   * {@link #DEFAULT_CHECK_INTERVAL}, the system ticker, {@link Terminator#kill()}, and a daemon
    * thread named {@code tether-watchdog}.
    *
    * @return a new builder
@@ -338,9 +348,8 @@ public final class Watchdog {
             s.threshold().toMillis());
       }
       log.error(
-          "CRITICAL: watchdog: terminating the process (exit status {}) because of stalled loops {};"
+          "CRITICAL: watchdog: terminating the process because of stalled loops {};"
               + " thread dump follows\n{}",
-          EXIT_STATUS,
           stalls.stream().map(Stall::name).toList(),
           threadDump());
     } catch (Throwable t) {
@@ -454,7 +463,7 @@ public final class Watchdog {
   }
 
   /**
-   * Ends the process after a stall. The default, {@link #halt()}, never returns; a test terminator
+   * Ends the process after a stall. The default, {@link #kill()}, never returns; a test terminator
    * may record the call and return, after which the watchdog stops monitoring.
    */
   @FunctionalInterface
@@ -476,6 +485,34 @@ public final class Watchdog {
     static Terminator halt() {
       return (status, stalls) -> Runtime.getRuntime().halt(status);
     }
+
+    /**
+     * Returns the terminator that sends this process {@code SIGKILL} (through the system's {@code
+     * kill} command, waiting at most one second), and halts with the given status if the process is
+     * still alive after that (no {@code kill} command, not a POSIX system). Ends the process within
+     * milliseconds even while threads are blocked in native code, where {@link #halt()} can take
+     * about 300 ms.
+     *
+     * @return the killing terminator
+     */
+    static Terminator kill() {
+      return (status, stalls) -> {
+        try {
+          String pid = Long.toString(ProcessHandle.current().pid());
+          Process kill =
+              new ProcessBuilder("kill", "-KILL", pid)
+                  .redirectErrorStream(true)
+                  .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                  .start();
+          kill.waitFor(1, TimeUnit.SECONDS);
+        } catch (IOException | RuntimeException e) {
+          // fall through to halt
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        Runtime.getRuntime().halt(status);
+      };
+    }
   }
 
   /**
@@ -487,7 +524,7 @@ public final class Watchdog {
     private Duration checkInterval = DEFAULT_CHECK_INTERVAL;
     private Duration diagnosticsTimeout = DEFAULT_DIAGNOSTICS_TIMEOUT;
     private Ticker ticker = Ticker.system();
-    private Terminator terminator = Terminator.halt();
+    private Terminator terminator = Terminator.kill();
     private Consumer<List<Stall>> diagnostics;
     private ThreadFactory threadFactory =
         r -> {

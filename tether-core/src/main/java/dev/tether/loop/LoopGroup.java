@@ -537,7 +537,7 @@ public final class LoopGroup {
     private Duration readinessThreshold; // null: derived from the watchdog threshold
     private Duration watchdogInterval = DEFAULT_WATCHDOG_INTERVAL;
     private Ticker ticker; // null: the loops' heartbeats' ticker
-    private Watchdog.Terminator terminator = Watchdog.Terminator.halt();
+    private Watchdog.Terminator terminator = Watchdog.Terminator.kill();
     private boolean handleSignals = true;
     private Calibration.Mode calibrationMode = Calibration.Mode.ERROR;
 
@@ -723,7 +723,7 @@ public final class LoopGroup {
 
     /**
      * Sets what the watchdog calls to end the process (default {@link
-     * Watchdog.Terminator#halt()}); tests pass one that records the call.
+     * Watchdog.Terminator#kill()}); tests pass one that records the call.
      *
      * @param terminator the terminator
      * @return this builder

@@ -50,7 +50,7 @@ class WatchdogProcessTest {
     System.out.println("child exited after " + tookMs + " ms; stderr:\n" + stderr);
 
     assertThat(exited).as("child exits by itself; stderr:\n%s", stderr).isTrue();
-    assertThat(p.exitValue()).as("stderr:\n%s", stderr).isEqualTo(Watchdog.EXIT_STATUS);
+    assertThat(p.exitValue()).as("stderr:\n%s", stderr).isEqualTo(Watchdog.KILLED_EXIT_STATUS);
     assertThat(stderr)
         .contains("CRITICAL")
         .contains(WatchdogChildMain.LOOP_NAME)
