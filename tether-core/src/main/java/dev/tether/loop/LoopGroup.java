@@ -415,7 +415,8 @@ public final class LoopGroup {
   }
 
   /**
-   * Returns whether the group should receive work: every loop is running, no shutdown was
+   * Returns whether the group should receive work: every loop is running and {@link
+   * WorkLoop#isReady() ready} (for a {@link MainLoop}: its mailbox works), no shutdown was
    * requested, and every heartbeat is younger than the readiness threshold (by default {@link
    * #DEFAULT_READINESS_FRACTION} of the watchdog's stall threshold; none without a watchdog). This
    * is the health server's readiness check.
@@ -429,7 +430,7 @@ public final class LoopGroup {
       }
     }
     for (WorkLoop loop : loops) {
-      if (!loop.isRunning()) {
+      if (!loop.isRunning() || !loop.isReady()) {
         return false;
       }
     }

@@ -62,8 +62,11 @@ import org.slf4j.LoggerFactory;
 public final class MainLoop<T, R> implements WorkLoop {
   private static final Logger log = LoggerFactory.getLogger(MainLoop.class);
 
-  /** How long to wait before receiving again after the mailbox failed. */
+  /** How long to wait before receiving again after the mailbox failed once; doubles per failure. */
   static final Duration RECEIVE_FAILURE_BACKOFF = Duration.ofSeconds(1);
+
+  /** The longest wait between two receives while the mailbox keeps failing. */
+  static final Duration MAX_RECEIVE_FAILURE_BACKOFF = Duration.ofSeconds(30);
 
   private final String name;
   private final Mailbox<T, R> requests;
@@ -80,6 +83,7 @@ public final class MainLoop<T, R> implements WorkLoop {
   private boolean started; // guarded by phaseLock
   private volatile boolean running;
   private volatile boolean shutdownRequested;
+  private volatile int receiveFailures; // consecutive; written only by the running thread
 
   private MainLoop(Builder<T, R> b) {
     this.name = b.name;
@@ -125,6 +129,18 @@ public final class MainLoop<T, R> implements WorkLoop {
   @Override
   public boolean isRunning() {
     return running;
+  }
+
+  /**
+   * Returns false while the mailbox is failing: from the first failed receive until a receive
+   * works again (the loop keeps retrying with a backoff doubling from 1 s to 30 s, and keeps
+   * beating, since it is not stuck).
+   *
+   * @return whether the last receive worked
+   */
+  @Override
+  public boolean isReady() {
+    return receiveFailures == 0;
   }
 
   /**
@@ -192,15 +208,39 @@ public final class MainLoop<T, R> implements WorkLoop {
       inReceive = true;
     }
     try {
-      return requests.receive(config.maxMessages(), config.visibilityTimeout(), config.waitTime());
+      List<Message<T, R>> received =
+          requests.receive(config.maxMessages(), config.visibilityTimeout(), config.waitTime());
+      if (receiveFailures > 0) {
+        log.info(
+            "MainLoop '{}': receive from '{}' works again after {} failures",
+            name,
+            requests.name(),
+            receiveFailures);
+        receiveFailures = 0;
+      }
+      return received;
     } catch (MailboxException e) {
-      log.error(
-          "MainLoop '{}': receive from '{}' failed; retrying in {}",
-          name,
-          requests.name(),
-          RECEIVE_FAILURE_BACKOFF,
-          e);
-      pauseAfterFailure();
+      int failures = receiveFailures + 1;
+      receiveFailures = failures;
+      Duration delay = receiveBackoff(failures);
+      if (failures == 1) {
+        log.error(
+            "MainLoop '{}': receive from '{}' failed; the loop is not ready until it works again;"
+                + " retrying in {}",
+            name,
+            requests.name(),
+            delay,
+            e);
+      } else {
+        log.warn(
+            "MainLoop '{}': receive from '{}' failed again ({} in a row: {}); retrying in {}",
+            name,
+            requests.name(),
+            failures,
+            e.toString(),
+            delay);
+      }
+      pauseAfterFailure(delay);
       return List.of();
     } finally {
       synchronized (phaseLock) {
@@ -212,13 +252,20 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
   }
 
-  private void pauseAfterFailure() {
-    long end = ticker.read() + RECEIVE_FAILURE_BACKOFF.toNanos();
+  static Duration receiveBackoff(int failures) {
+    int doublings = Math.min(Math.max(0, failures - 1), 10);
+    Duration d = RECEIVE_FAILURE_BACKOFF.multipliedBy(1L << doublings);
+    return d.compareTo(MAX_RECEIVE_FAILURE_BACKOFF) > 0 ? MAX_RECEIVE_FAILURE_BACKOFF : d;
+  }
+
+  private void pauseAfterFailure(Duration delay) {
+    long end = ticker.read() + delay.toNanos();
     synchronized (phaseLock) {
       long left;
       while (!shutdownRequested && (left = end - ticker.read()) > 0) {
         try {
-          phaseLock.wait(Math.max(1, left / 1_000_000));
+          // re-check the ticker at least every 50 ms (a settable ticker moves without notifying)
+          phaseLock.wait(Math.min(50, Math.max(1, left / 1_000_000)));
         } catch (InterruptedException e) {
           shutdownRequested = true;
           Thread.currentThread().interrupt();

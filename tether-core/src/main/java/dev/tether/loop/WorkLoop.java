@@ -38,6 +38,16 @@ public interface WorkLoop {
   boolean isRunning();
 
   /**
+   * Returns whether the loop can do its work now, for example whether its mailbox is reachable. A
+   * {@link LoopGroup} is ready only while every loop is running, ready and beating.
+   *
+   * @return true by default
+   */
+  default boolean isReady() {
+    return true;
+  }
+
+  /**
    * Returns the heartbeat this loop beats on progress.
    *
    * @return the heartbeat

@@ -26,6 +26,7 @@ final class FakeLoop implements WorkLoop {
   volatile boolean interrupted;
   volatile Thread runner;
   private volatile boolean running;
+  volatile boolean ready = true;
 
   FakeLoop(String name) {
     this(name, Ticker.system());
@@ -64,6 +65,11 @@ final class FakeLoop implements WorkLoop {
   FakeLoop shutdownFailsWith(RuntimeException e) {
     this.shutdownFailure = e;
     return this;
+  }
+
+  @Override
+  public boolean isReady() {
+    return ready;
   }
 
   @Override

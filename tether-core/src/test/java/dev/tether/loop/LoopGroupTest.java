@@ -229,6 +229,21 @@ class LoopGroupTest {
   }
 
   @Test
+  void aLoopThatIsNotReadyMakesTheGroupUnready() throws Exception {
+    FakeLoop a = new FakeLoop("a");
+    FakeLoop b = new FakeLoop("b");
+    LoopGroup group = builder().loop(a).loop(b).noWatchdog().build();
+    runInBackground(group);
+    awaitStarted(a, b);
+    await().atMost(Duration.ofSeconds(5)).until(group::isReady);
+
+    b.ready = false; // e.g. its mailbox cannot be reached
+    assertThat(group.isReady()).isFalse();
+    b.ready = true;
+    assertThat(group.isReady()).isTrue();
+  }
+
+  @Test
   void aReadinessThresholdAboveTheWatchdogThresholdIsRejected() {
     assertThatThrownBy(
             () ->

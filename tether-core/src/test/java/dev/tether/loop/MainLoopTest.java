@@ -407,6 +407,81 @@ class MainLoopTest {
   }
 
   @Test
+  void receiveFailuresMakeTheLoopUnreadyBackOffDoublingAndRecover() {
+    requests.send("job");
+    java.util.List<Long> attemptsAt = new CopyOnWriteArrayList<>();
+    AtomicInteger failuresLeft = new AtomicInteger(3);
+    dev.tether.mailbox.Mailbox<String, String> flaky =
+        new dev.tether.mailbox.Mailbox<>() {
+          @Override
+          public String name() {
+            return "flaky";
+          }
+
+          @Override
+          public String send(String body) {
+            return requests.send(body);
+          }
+
+          @Override
+          public String send(String body, dev.tether.mailbox.Mailbox<String, ?> replyTo) {
+            return requests.send(body, replyTo);
+          }
+
+          @Override
+          public List<Message<String, String>> receive(int max, Duration visibility, Duration wait) {
+            attemptsAt.add(ticker.read());
+            if (failuresLeft.getAndDecrement() > 0) {
+              throw new dev.tether.mailbox.MailboxConnectionException("database unreachable");
+            }
+            return requests.receive(max, visibility, wait);
+          }
+
+          @Override
+          public long approximateCount() {
+            return requests.approximateCount();
+          }
+
+          @Override
+          public long purge() {
+            return requests.purge();
+          }
+
+          @Override
+          public void close() {}
+        };
+    MainLoop<String, String> loop =
+        MainLoop.builder("worker", flaky, (String body, WorkContext ctx) -> body)
+            .config(config)
+            .ticker(ticker)
+            .listener(events)
+            .build();
+    Thread t = new Thread(() -> loop.run(4));
+    t.start();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> !attemptsAt.isEmpty());
+    await().atMost(Duration.ofSeconds(5)).until(() -> !loop.isReady());
+    // move time along until the fourth receive (the first that works) has happened
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(5))
+        .until(
+            () -> {
+              ticker.advance(Duration.ofMillis(500));
+              return !t.isAlive();
+            });
+
+    assertThat(loop.isReady()).isTrue();
+    assertThat(events.log).containsExactly("received", "completed");
+    assertThat(attemptsAt).hasSize(4);
+    // backoff 1 s, 2 s, 4 s between the failed receives
+    assertThat(attemptsAt.get(1) - attemptsAt.get(0)).isGreaterThanOrEqualTo(1_000_000_000L);
+    assertThat(attemptsAt.get(2) - attemptsAt.get(1)).isGreaterThanOrEqualTo(2_000_000_000L);
+    assertThat(attemptsAt.get(3) - attemptsAt.get(2)).isGreaterThanOrEqualTo(4_000_000_000L);
+    assertThat(MainLoop.receiveBackoff(20)).isEqualTo(MainLoop.MAX_RECEIVE_FAILURE_BACKOFF);
+  }
+
+  @Test
   void aLoopRunsOnlyOnce() {
     MainLoop<String, String> loop = loop((body, ctx) -> body);
     loop.run(1);
