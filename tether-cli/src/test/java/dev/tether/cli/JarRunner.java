@@ -20,11 +20,21 @@ final class JarRunner {
 
   private final Path dir;
   private final Path db;
+  private final String storeUrl;
   private int seq;
 
   JarRunner(Path dir) {
+    this(dir, null);
+  }
+
+  /**
+   * A runner whose processes use {@code storeUrl} (TETHER_DB) as their store, for example a
+   * PostgreSQL JDBC URL; null means the SQLite file {@code dir/e2e.db}.
+   */
+  JarRunner(Path dir, String storeUrl) {
     this.dir = dir;
     this.db = dir.resolve("e2e.db");
+    this.storeUrl = storeUrl == null ? db.toString() : storeUrl;
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR + " is missing: run 'mvn -B verify' (the jar is built in the package phase)");
     }
@@ -32,6 +42,11 @@ final class JarRunner {
 
   Path db() {
     return db;
+  }
+
+  /** The store every started process uses (TETHER_DB): the SQLite path or the given URL. */
+  String storeUrl() {
+    return storeUrl;
   }
 
   /** A started process with its output in files. */
@@ -89,7 +104,7 @@ final class JarRunner {
     Path err = dir.resolve("p" + n + ".err");
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
     Map<String, String> env = pb.environment();
-    env.put("TETHER_DB", db.toString());
+    env.put("TETHER_DB", storeUrl);
     env.remove("TETHER_TOKEN");
     pb.redirectOutput(out.toFile()).redirectError(err.toFile());
     return new Proc(pb.start(), out, err);
