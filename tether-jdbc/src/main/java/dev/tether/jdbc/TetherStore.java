@@ -145,12 +145,32 @@ public final class TetherStore implements AutoCloseable {
           config.maximumPoolSize() > 0 ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE);
     }
     HikariDataSource pool;
-    try {
-      pool = new HikariDataSource(hc);
-    } catch (RuntimeException e) {
-      throw new StoreUnavailableException(
-          "cannot open a connection pool on " + redact(url) + ": " + e.getMessage()
-              + "; check that the database is running and the URL is right", e);
+    // A new SQLite file switched to WAL by several processes at once can answer SQLITE_BUSY while
+    // the pool's first connection applies its pragmas (before the busy timeout is in force):
+    // retry within the busy timeout instead of failing the open.
+    long busyDeadline = System.nanoTime() + config.busyTimeout().toNanos();
+    while (true) {
+      try {
+        pool = new HikariDataSource(hc);
+        break;
+      } catch (RuntimeException e) {
+        if (dialect == Dialect.SQLITE
+            && String.valueOf(e.getMessage()).contains("SQLITE_BUSY")
+            && System.nanoTime() - busyDeadline < 0) {
+          LOG.debug("SQLite file {} busy while opening the pool; retrying", redact(url));
+          try {
+            Thread.sleep(20 + java.util.concurrent.ThreadLocalRandom.current().nextInt(30));
+          } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new StoreUnavailableException(
+                "interrupted while opening a connection pool on " + redact(url), e);
+          }
+          continue;
+        }
+        throw new StoreUnavailableException(
+            "cannot open a connection pool on " + redact(url) + ": " + e.getMessage()
+                + "; check that the database is running and the URL is right", e);
+      }
     }
     try {
       return init(pool, pool, dialect, config, redact(url));
