@@ -155,20 +155,8 @@ final class AdminRepository {
                 + status + "'; indicates a bug");
       }
     }
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
-                + " delivery_count, heartbeat_at, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
-      ps.setLong(1, id);
-      ps.setString(2, Checkpoint.CANCELLED);
-      ps.setString(3, holder);
-      Dialect.setLongOrNull(ps, 4, token);
-      ps.setInt(5, deliveries);
-      d.setInstant(ps, 6, heartbeat);
-      ps.setString(7, reason);
-      d.setInstant(ps, 8, now);
-      ps.executeUpdate();
-    }
+    rows.insertCheckpoint(
+        c, id, Checkpoint.CANCELLED, holder, token, deliveries, heartbeat, reason, now);
     return true;
   }
 
