@@ -120,7 +120,8 @@ public final class DrainBenchmark {
     }
   }
 
-  private static void prefill(LeaseManager producer, String queue, int items) {
+  /** Enqueues {@code items} no-op items in batches of 1,000 (shared with {@link PeerComparison}). */
+  static void prefill(LeaseManager producer, String queue, int items) {
     for (int i = 0; i < items; i += 1000) {
       List<NewWorkItem> chunk = new ArrayList<>();
       for (int j = i; j < Math.min(items, i + 1000); j++) {

@@ -314,7 +314,7 @@ public final class PeerComparison {
       row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
 
       t0 = System.nanoTime();
-      prefill(producer, "drain", items);
+      DrainBenchmark.prefill(producer, "drain", items);
       row.v.put("enqB/s", items / ((System.nanoTime() - t0) / 1e9));
 
       JdbcMailbox<String, String> mailbox = JdbcMailbox.ofStrings(store, "drain");
@@ -332,7 +332,7 @@ public final class PeerComparison {
         }
       }, items));
 
-      prefill(producer, "drain-b", items);
+      DrainBenchmark.prefill(producer, "drain-b", items);
       JdbcMailbox<String, String> batchBox = JdbcMailbox.ofStrings(store, "drain-b");
       row.v.put("drainB/s", items / drainSeconds(workers, () -> {
         int n = 0;
@@ -348,7 +348,7 @@ public final class PeerComparison {
         }
       }, items));
 
-      prefill(producer, "drain-lm", items);
+      DrainBenchmark.prefill(producer, "drain-lm", items);
       row.v.put("drainLM/s", items / drainSeconds(workers, () -> {
         LeaseManager w = new LeaseManager(store, "worker-" + Thread.currentThread().getName());
         int n = 0;
@@ -380,15 +380,6 @@ public final class PeerComparison {
     return row;
   }
 
-  private static void prefill(LeaseManager producer, String queue, int items) {
-    for (int i = 0; i < items; i += 1000) {
-      List<NewWorkItem> chunk = new ArrayList<>();
-      for (int j = i; j < Math.min(items, i + 1000); j++) {
-        chunk.add(NewWorkItem.of(queue, "noop"));
-      }
-      producer.enqueueAll(chunk);
-    }
-  }
 
   /** A drain task returning how many items it finished. */
   @FunctionalInterface
