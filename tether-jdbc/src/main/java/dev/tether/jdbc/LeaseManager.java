@@ -186,6 +186,47 @@ public final class LeaseManager {
         c -> repo.acquire(c, request, workerId, store.now(c, clock), null));
   }
 
+  /**
+   * How often a waiting {@link #acquire(AcquireRequest, Duration)} looks again without a wake-up:
+   * on PostgreSQL with notifications on (enqueues of every process wake it) this only finds
+   * delayed items coming due and expired leases; on SQLite it also finds other processes'
+   * enqueues.
+   *
+   * @param store the store
+   * @return 1 s on PostgreSQL with notifications, else 200 ms
+   */
+  static Duration waitPollInterval(TetherStore store) {
+    return store.usesNotifications() ? Duration.ofSeconds(1) : Duration.ofMillis(200);
+  }
+
+  /** Longest wait of {@link #acquire(AcquireRequest, Duration)}. */
+  public static final Duration MAX_WAIT_TIME = Duration.ofMinutes(1);
+
+  /**
+   * Acquires like {@link #acquire(AcquireRequest)}, waiting up to {@code waitTime} for items when
+   * none is available (a long poll): an enqueue in this process, or on PostgreSQL (notifications
+   * on, the default) an enqueue of any process, wakes it at once; delayed items coming due and
+   * expired leases are found within {@link #waitPollInterval 200 ms (1 s on PostgreSQL)}.
+   * Returns empty when the time is up or the calling thread is interrupted (the interrupt flag
+   * stays set), so a worker's shutdown can interrupt a waiting thread.
+   *
+   * @param request what to acquire
+   * @param waitTime how long to wait for items, 0 to {@link #MAX_WAIT_TIME}
+   * @return the leases, possibly empty
+   * @throws IllegalArgumentException if {@code waitTime} is negative or over the maximum
+   * @throws StoreUnavailableException if the database cannot be reached
+   */
+  public List<Lease> acquire(AcquireRequest request, Duration waitTime) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(waitTime, "waitTime");
+    if (waitTime.isNegative() || waitTime.compareTo(MAX_WAIT_TIME) > 0) {
+      throw new IllegalArgumentException(
+          "waitTime must be between 0 and " + MAX_WAIT_TIME + ", was " + waitTime);
+    }
+    return AcquireWait.acquire(
+        store, () -> acquire(request), waitTime, waitPollInterval(store), () -> false);
+  }
+
   // ------------------------------------------------------------------ lease operations
 
   /**

@@ -407,7 +407,7 @@ public final class TetherStore implements AutoCloseable {
   /** The channel enqueues notify and receivers listen on (PostgreSQL). */
   static final String CHANNEL = "tether_items";
 
-  private boolean usesNotifications() {
+  boolean usesNotifications() {
     return dialect == Dialect.POSTGRES && config.notifications();
   }
 

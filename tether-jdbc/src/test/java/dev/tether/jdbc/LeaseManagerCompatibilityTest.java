@@ -293,4 +293,49 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
     assertThat(a.redriveAll("q", 3)).isEqualTo(2);
     assertThat(a.find(one).orElseThrow().maxAttempts()).isEqualTo(5);
   }
+
+  @Test
+  void waitingAcquireReturnsAnItemEnqueuedByAnotherThreadDuringTheWait() throws Exception {
+    LeaseManager w = worker("waiter");
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<List<Lease>> got =
+          pool.submit(() -> w.acquire(AcquireRequest.one("wait-q", LEASE), Duration.ofSeconds(50)));
+      long id = worker("producer").enqueue(NewWorkItem.of("wait-q", "late"));
+      List<Lease> leases = got.get(40, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(leases).extracting(Lease::itemId).containsExactly(id);
+      assertThat(w.find(id).orElseThrow().leaseHolder()).isEqualTo("waiter");
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void waitingAcquireWithNothingToTakeReturnsEmptyWhenItsWaitEnds() {
+    long t0 = System.nanoTime();
+    assertThat(worker("w").acquire(AcquireRequest.one("empty-q", LEASE), Duration.ofMillis(300))).isEmpty();
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+  }
+
+  @Test
+  void waitingAcquireOfAnInterruptedThreadReturnsEmptyAndKeepsTheInterrupt() {
+    worker("p").enqueue(NewWorkItem.of("intr-q", "x"));
+    Thread.currentThread().interrupt();
+    try {
+      assertThat(worker("w").acquire(AcquireRequest.one("intr-q", LEASE), Duration.ofSeconds(30))).isEmpty();
+      assertThat(Thread.currentThread().isInterrupted()).isTrue();
+    } finally {
+      Thread.interrupted();
+    }
+    assertThat(worker("w").acquire(AcquireRequest.one("intr-q", LEASE), Duration.ZERO)).hasSize(1);
+  }
+
+  @Test
+  void waitTimeOutOfRangeIsRefusedNamingTheValue() {
+    LeaseManager w = worker("w");
+    assertThatThrownBy(() -> w.acquire(AcquireRequest.one("q", LEASE), Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-0.001S");
+    assertThatThrownBy(() -> w.acquire(AcquireRequest.one("q", LEASE), Duration.ofMinutes(2)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT2M");
+  }
 }

@@ -38,13 +38,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code JdbcMailbox} acknowledges without output and hands failures back without an error. Every
  * write here is one of {@link LeaseManager}'s token-checked operations.
  *
- * <p>Thread-safe. {@code receive} polls the store every {@link #POLL_INTERVAL} while waiting and
- * returns early (empty) when its thread is interrupted, with the interrupt flag kept.
+ * <p>Thread-safe. {@code receive} is {@link LeaseManager#acquire(AcquireRequest, Duration)}'s long
+ * poll: woken at once by enqueues of this process and, on PostgreSQL, of any process (LISTEN /
+ * NOTIFY); it returns early (empty) when its thread is interrupted, with the interrupt flag kept.
  */
 public final class StoreMailbox implements Mailbox<String, String> {
-  /** How often a waiting receive polls the store. */
-  public static final Duration POLL_INTERVAL = Duration.ofMillis(200);
-
   private final TetherStore store;
   private final LeaseManager leases;
   private final String queue;
@@ -101,34 +99,21 @@ public final class StoreMailbox implements Mailbox<String, String> {
     if (maxMessages < 1 || maxMessages > MAX_MESSAGES_PER_RECEIVE) {
       throw new InvalidParameterException("maxMessages must be 1..10, was " + maxMessages);
     }
-    long end = System.nanoTime() + waitTime.toNanos();
-    while (!closed.get()) {
-      List<Lease> got;
-      try {
-        got = leases.acquire(AcquireRequest.batch(queue, visibilityTimeout, maxMessages));
-      } catch (TetherStoreException e) {
-        throw new MailboxConnectionException(
-            "cannot receive from queue '" + queue + "': " + e.getMessage(), e);
-      }
-      if (!got.isEmpty()) {
-        List<Message<String, String>> out = new ArrayList<>(got.size());
-        for (Lease l : got) {
-          out.add(new StoreMessage(l));
-        }
-        return out;
-      }
-      long left = end - System.nanoTime();
-      if (left <= 0) {
-        break;
-      }
-      try {
-        Thread.sleep(Math.max(1, Math.min(POLL_INTERVAL.toMillis(), left / 1_000_000)));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
+    if (closed.get()) {
+      return List.of();
     }
-    return List.of();
+    List<Lease> got;
+    try {
+      got = leases.acquire(AcquireRequest.batch(queue, visibilityTimeout, maxMessages), waitTime);
+    } catch (TetherStoreException e) {
+      throw new MailboxConnectionException(
+          "cannot receive from queue '" + queue + "': " + e.getMessage(), e);
+    }
+    List<Message<String, String>> out = new ArrayList<>(got.size());
+    for (Lease l : got) {
+      out.add(new StoreMessage(l));
+    }
+    return out;
   }
 
   @Override
