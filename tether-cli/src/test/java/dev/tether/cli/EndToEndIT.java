@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -70,6 +71,23 @@ class EndToEndIT {
     }
     assertThat(t.deliveries(id)).isEqualTo(2);
     assertThat(t.checkpointKinds(id)).containsExactly("lease_expired");
+  }
+
+  @Test
+  void runningCommandOfAWorkerKilledWithSigkillDiesWithIt() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    Path pidFile = dir.resolve("child.pid");
+    // The shell writes its pid, then becomes the sleep (exec keeps the pid).
+    long id = id(t.run("enqueue", "--", "sh", "-c", "echo $$ > '" + pidFile + "'; exec sleep 120"));
+    JarRunner.Proc w = t.start("worker", "--visibility", "10m");
+    await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(pidFile) && Files.size(pidFile) > 1);
+    long pid = Long.parseLong(Files.readString(pidFile).strip());
+    assertThat(ProcessHandle.of(pid)).as("the command runs").hasValueSatisfying(
+        h -> assertThat(h.isAlive()).isTrue());
+    JarRunner.kill9(w);
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true));
+    assertThat(t.status(id)).isEqualTo("in_progress"); // its lease runs out; another worker takes it
   }
 
   @Test

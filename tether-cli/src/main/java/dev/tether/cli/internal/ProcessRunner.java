@@ -24,6 +24,11 @@ import org.slf4j.LoggerFactory;
  *       LANG}, {@code LC_ALL}, {@code TZ} and {@code TMPDIR} copied from this process when set,
  *       plus the variables given to {@link #run}, plus the spec's additions. Standard input is
  *       empty. No shell runs unless the spec asks for one.
+ *   <li>Where util-linux {@code setpriv} supports {@code --pdeathsig} (probed once), the child
+ *       starts as {@code setpriv --pdeathsig KILL -- argv...}: the kernel sends it SIGKILL if the
+ *       worker dies, even by SIGKILL, so a redelivered item never runs beside an orphan of its
+ *       previous delivery. (The signal goes to the direct child, the program itself; processes it
+ *       started are not covered.) Without {@code setpriv} this is logged once as a warning.
  *   <li>Standard output and error are read in chunks on two {@code tether-output-*} threads; each
  *       chunk beats, is counted, and lands in a bounded tail.
  *   <li>With liveness {@code process}, the context is also beaten every {@code processBeatInterval}
@@ -119,7 +124,8 @@ public final class ProcessRunner {
       throws InterruptedException {
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(context, "context");
-    ProcessBuilder pb = new ProcessBuilder(spec.processArgv());
+    List<String> argv = spec.processArgv();
+    ProcessBuilder pb = new ProcessBuilder();
     Map<String, String> env = pb.environment();
     env.clear();
     for (String name : INHERITED_ENV) {
@@ -132,13 +138,26 @@ public final class ProcessRunner {
     env.putAll(extraEnv);
     env.putAll(spec.env());
     pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    List<String> launcher = parentDeathLauncher();
+    if (launcher.isEmpty()) {
+      pb.command(argv);
+    } else {
+      // setpriv reports a missing program only once started: check first, as ProcessBuilder does.
+      String missing = missingProgram(argv.get(0), env.get("PATH"));
+      if (missing != null) {
+        return new CommandResult(-1, 0, "", "", 0, 0, 0, null, argv.get(0) + ": " + missing);
+      }
+      List<String> wrapped = new ArrayList<>(launcher);
+      wrapped.addAll(argv);
+      pb.command(wrapped);
+    }
     long start = System.nanoTime();
     Process process;
     try {
       process = pb.start();
     } catch (IOException e) {
       return new CommandResult(
-          -1, 0, "", "", 0, 0, 0, null, spec.processArgv().get(0) + ": " + e.getMessage());
+          -1, 0, "", "", 0, 0, 0, null, argv.get(0) + ": " + e.getMessage());
     }
     TailBuffer out = new TailBuffer(tailBytes);
     TailBuffer err = new TailBuffer(tailBytes);
@@ -187,6 +206,84 @@ public final class ProcessRunner {
     }
     return new CommandResult(
         exit, took, out.text(), err.text(), out.total(), err.total(), n, stopped, null);
+  }
+
+  private static volatile List<String> parentDeathLauncher;
+
+  /**
+   * The command prefix that gives a child the parent-death signal SIGKILL ({@code setpriv
+   * --pdeathsig KILL --}), or an empty list where no {@code setpriv} supports it. Probed once per
+   * process by running {@code setpriv --pdeathsig KILL -- true}.
+   */
+  static List<String> parentDeathLauncher() {
+    List<String> l = parentDeathLauncher;
+    if (l == null) {
+      synchronized (ProcessRunner.class) {
+        l = parentDeathLauncher;
+        if (l == null) {
+          l = probeParentDeathLauncher();
+          parentDeathLauncher = l;
+        }
+      }
+    }
+    return l;
+  }
+
+  private static List<String> probeParentDeathLauncher() {
+    for (String path : List.of("/usr/bin/setpriv", "/bin/setpriv")) {
+      File f = new File(path);
+      if (!f.canExecute()) {
+        continue;
+      }
+      List<String> prefix = List.of(path, "--pdeathsig", "KILL", "--");
+      List<String> probe = new ArrayList<>(prefix);
+      probe.add("true");
+      try {
+        Process p = new ProcessBuilder(probe)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+        if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
+          log.debug("Commands start through {}: they die with the worker", prefix);
+          return prefix;
+        }
+        p.destroyForcibly();
+        log.warn("{} --pdeathsig does not work here (exit {}); commands of a worker killed with "
+            + "SIGKILL will keep running", path, p.isAlive() ? "none" : p.exitValue());
+        return List.of();
+      } catch (IOException e) {
+        log.warn("Cannot run {} ({}); commands of a worker killed with SIGKILL will keep running",
+            path, e.getMessage());
+        return List.of();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return List.of();
+      }
+    }
+    log.warn("No setpriv (util-linux) found: commands of a worker killed with SIGKILL will keep "
+        + "running after it");
+    return List.of();
+  }
+
+  /**
+   * Returns why {@code program} cannot be executed with {@code path} as PATH, or null if it can
+   * (a name without a slash is looked up in PATH, as execvp does).
+   */
+  static String missingProgram(String program, String path) {
+    if (program.contains("/")) {
+      File f = new File(program);
+      if (!f.isFile()) {
+        return "Cannot run program \"" + program + "\": no such file";
+      }
+      return f.canExecute() ? null : "Cannot run program \"" + program + "\": permission denied";
+    }
+    for (String dir : (path == null ? "" : path).split(":")) {
+      File f = new File(dir.isEmpty() ? "." : dir, program);
+      if (f.isFile() && f.canExecute()) {
+        return null;
+      }
+    }
+    return "Cannot run program \"" + program + "\": not found in PATH " + path;
   }
 
   private static Thread reader(

@@ -97,6 +97,32 @@ class ProcessRunnerTest {
   }
 
   @Test
+  void aProgramNotInThePathOrNotExecutableCannotStart() throws Exception {
+    CommandResult r = run(CommandSpec.of(List.of("no-such-program-xyz")), WorkContext.of(heartbeat));
+    assertThat(r.exitStatus()).isEqualTo(-1);
+    assertThat(r.error()).contains("no-such-program-xyz");
+    assertThat(ProcessRunner.missingProgram("sh", "/nonexistent:/bin:/usr/bin")).isNull();
+    java.nio.file.Path plain = java.nio.file.Files.createTempFile("tether-not-executable", ".txt");
+    try {
+      assertThat(ProcessRunner.missingProgram(plain.toString(), null)).contains("permission denied");
+    } finally {
+      java.nio.file.Files.delete(plain);
+    }
+    assertThat(ProcessRunner.missingProgram("sh", "/nonexistent")).contains("not found in PATH");
+  }
+
+  @Test
+  void commandsStartWithTheParentDeathSignalWhereSetprivSupportsIt() {
+    // Debian and Ubuntu ship util-linux's setpriv; the end-to-end test kills a worker to see it work.
+    if (new java.io.File("/usr/bin/setpriv").canExecute()) {
+      assertThat(ProcessRunner.parentDeathLauncher())
+          .containsExactly("/usr/bin/setpriv", "--pdeathsig", "KILL", "--");
+    } else {
+      assertThat(ProcessRunner.parentDeathLauncher()).isEmpty();
+    }
+  }
+
+  @Test
   void argumentsAreNeverInterpretedByAShell() throws Exception {
     CommandResult r = run(CommandSpec.of(List.of("echo", "$HOME", "a;b", "*")), WorkContext.of(heartbeat));
     assertThat(r.stdoutTail()).isEqualTo("$HOME a;b *\n");
