@@ -206,27 +206,15 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
     checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
     checkTimeout("waitTime", waitTime, MAX_WAIT_TIME);
-    long deadline = System.nanoTime() + waitTime.toNanos();
     AcquireRequest request = new AcquireRequest(queue, visibilityTimeout, maxMessages, null, null);
-    while (true) {
-      if (closed.get() || Thread.currentThread().isInterrupted()) {
-        return List.of();
-      }
-      long seen = store.itemsGeneration();
-      List<Lease> leases = call(() -> store.write("receiving from mailbox '" + queue + "'",
-          c -> repo.acquire(c, request, holder, store.now(c, clock), null)), "receive");
-      if (!leases.isEmpty()) {
-        return toMessages(leases);
-      }
-      long remaining = deadline - System.nanoTime();
-      if (remaining <= 0) {
-        return List.of();
-      }
-      long waitMillis = Math.max(1, Math.min(pollInterval.toMillis(), remaining / 1_000_000L));
-      if (!store.awaitItems(seen, waitMillis)) {
-        return List.of();
-      }
-    }
+    List<Lease> leases = AcquireWait.acquire(
+        store,
+        () -> call(() -> store.write("receiving from mailbox '" + queue + "'",
+            c -> repo.acquire(c, request, holder, store.now(c, clock), null)), "receive"),
+        waitTime,
+        pollInterval,
+        closed::get);
+    return leases.isEmpty() ? List.of() : toMessages(leases);
   }
 
   private List<Message<T, R>> toMessages(List<Lease> leases) {
