@@ -12,7 +12,9 @@ import org.slf4j.LoggerFactory;
  * its connection, until a call <em>that started after the last fault</em> works again (or the
  * listener reconnects). A call already in flight when the fault happened proves nothing about the
  * database now, so its late success does not end the outage; this keeps the signal from
- * flickering back up during an outage.
+ * flickering back up during an outage. An outage that includes a write fault (a full or read-only
+ * disk, an I/O error) ends only with a successful <em>write</em>: reads keep working on a full
+ * disk and prove nothing about it.
  *
  * <p>Logging: one WARN when the store becomes unavailable (with the first fault) and one INFO
  * when it is available again (with the outage's duration and count of failed calls), never one
@@ -37,6 +39,7 @@ final class StoreAvailability {
 
   // guarded by lock
   private long downSince;
+  private boolean writeFault; // the current outage includes a fault only a write can clear
   private int failedCallsInOutage;
   private boolean outageLogged;
   private boolean everLogged;
@@ -76,14 +79,14 @@ final class StoreAvailability {
 
   /**
    * A call that began at {@code ticket} worked: ends an outage if no fault happened since the call
-   * began.
+   * began (and, if the outage includes a write fault, the call was a write).
    */
-  void succeeded(long ticket) {
+  void succeeded(long ticket, boolean write) {
     if (available) {
       return;
     }
     synchronized (lock) {
-      if (available || ticket != faults) {
+      if (available || ticket != faults || (writeFault && !write)) {
         return;
       }
       available = true;
@@ -98,15 +101,20 @@ final class StoreAvailability {
     }
   }
 
-  /** A store call failed with a store fault: the store is unavailable from now on. */
-  void failed(String what, Throwable cause) {
+  /**
+   * A store call failed with a store fault: the store is unavailable from now on. A write fault
+   * (the database answers but cannot write) is cleared only by a successful write.
+   */
+  void failed(String what, Throwable cause, boolean isWriteFault) {
     synchronized (lock) {
       faults++;
       if (!available) {
         failedCallsInOutage++;
+        writeFault |= isWriteFault;
         return;
       }
       available = false;
+      writeFault = isWriteFault;
       outages++;
       long now = ticker.read();
       downSince = now;

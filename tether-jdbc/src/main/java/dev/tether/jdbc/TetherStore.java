@@ -272,7 +272,8 @@ public final class TetherStore implements AutoCloseable {
    * or reports an I/O error (PostgreSQL SQLState classes 53 and 58), SQLite reports a full, read-
    * only, unreadable or corrupt file; or, on PostgreSQL with notifications on, when the listener's
    * connection is lost. It turns true again when a call that <em>started after</em> the last such
-   * fault works, or the listener reconnects. Refusals (a stale lease token, a finalized item,
+   * fault works, or the listener reconnects; after a write fault (full, read-only, I/O error) only
+   * a write counts, since reads keep working on a full disk. Refusals (a stale lease token, a finalized item,
    * invalid input) and constraint errors are not faults. Never blocks and never queries the
    * database: an idle store stays as its last call left it. The transitions are logged once each
    * (WARN when unavailable, INFO when available again).
@@ -526,7 +527,7 @@ public final class TetherStore implements AutoCloseable {
           c.setAutoCommit(true);
         }
         T result = work.run(c);
-        availability.succeeded(ticket);
+        availability.succeeded(ticket, true);
         return result;
       } catch (SQLException e) {
         if (attempt >= WRITE_ATTEMPTS || !isRetryableAbort(e)) {
@@ -572,7 +573,7 @@ public final class TetherStore implements AutoCloseable {
           c.commit();
         }
         committed = true;
-        availability.succeeded(ticket);
+        availability.succeeded(ticket, true);
         return result;
       } finally {
         if (!committed) {
@@ -600,7 +601,7 @@ public final class TetherStore implements AutoCloseable {
     long ticket = availability.begin();
     try (Connection c = borrow()) {
       T result = work.run(c);
-      availability.succeeded(ticket);
+      availability.succeeded(ticket, false);
       return result;
     } catch (SQLException e) {
       throw failed(what, e);
@@ -610,19 +611,19 @@ public final class TetherStore implements AutoCloseable {
   /** Translates a failed call's exception, marking the store unavailable if it is a store fault. */
   private TetherStoreException failed(String what, SQLException e) {
     if (isStoreFault(e)) {
-      availability.failed(what, e);
+      availability.failed(what, e, !isConnectivity(e));
     }
     return translate(what, e);
   }
 
   /** The notification listener lost its connection (PostgreSQL): a store fault. */
   void listenerLost(Throwable cause) {
-    availability.failed("listening for enqueue notifications", cause);
+    availability.failed("listening for enqueue notifications", cause, false);
   }
 
   /** The notification listener connected; {@code ticket} is from before it began to connect. */
   void listenerConnected(long ticket) {
-    availability.succeeded(ticket);
+    availability.succeeded(ticket, false);
   }
 
   /**

@@ -20,39 +20,60 @@ class StoreAvailabilityTest {
   void availableUntilAFaultThenAgainAfterACallStartedLaterWorks() {
     assertThat(availability.isAvailable()).isTrue();
     long before = availability.begin();
-    availability.succeeded(before);
+    availability.succeeded(before, false);
     assertThat(availability.isAvailable()).isTrue();
 
-    availability.failed("acquiring", refused);
+    availability.failed("acquiring", refused, false);
     assertThat(availability.isAvailable()).isFalse();
     assertThat(availability.outages()).isEqualTo(1);
 
     long during = availability.begin();
-    availability.failed("renewing", refused); // a second fault in the same outage
+    availability.failed("renewing", refused, false); // a second fault in the same outage
     assertThat(availability.outages()).isEqualTo(1);
-    availability.succeeded(during); // began before the second fault: proves nothing
+    availability.succeeded(during, false); // began before the second fault: proves nothing
     assertThat(availability.isAvailable()).isFalse();
 
     long after = availability.begin();
     ticker.advance(Duration.ofMillis(2_300));
-    availability.succeeded(after);
+    availability.succeeded(after, false);
     assertThat(availability.isAvailable()).isTrue();
   }
 
   @Test
   void aCallInFlightBeforeTheFaultDoesNotEndTheOutageWhenItSucceedsLate() {
     long inFlight = availability.begin();
-    availability.failed("acquiring", refused);
-    availability.succeeded(inFlight);
+    availability.failed("acquiring", refused, false);
+    availability.succeeded(inFlight, false);
     assertThat(availability.isAvailable()).isFalse();
+  }
+
+  @Test
+  void anOutageWithAWriteFaultEndsOnlyWithAWriteNotARead() {
+    availability.failed("completing item 11", new SQLiteException(
+        "[SQLITE_FULL] database or disk is full", SQLiteErrorCode.SQLITE_FULL), true);
+    availability.succeeded(availability.begin(), false); // a read works on a full disk
+    assertThat(availability.isAvailable()).isFalse();
+    availability.succeeded(availability.begin(), true);
+    assertThat(availability.isAvailable()).isTrue();
+
+    availability.failed("acquiring", refused, false); // connectivity: a read proves it is back
+    availability.failed("completing", new SQLException("disk full", "53100"), true);
+    availability.succeeded(availability.begin(), false);
+    assertThat(availability.isAvailable()).as("the write fault joined the outage").isFalse();
+    availability.succeeded(availability.begin(), true);
+    assertThat(availability.isAvailable()).isTrue();
+
+    availability.failed("acquiring", refused, false);
+    availability.succeeded(availability.begin(), false);
+    assertThat(availability.isAvailable()).isTrue();
   }
 
   @Test
   void aFlappingStoreIsLoggedAtMostOncePerIntervalButEveryOutageCounts() {
     for (int i = 0; i < 10; i++) {
-      availability.failed("acquiring", refused);
+      availability.failed("acquiring", refused, false);
       assertThat(availability.isAvailable()).isFalse();
-      availability.succeeded(availability.begin());
+      availability.succeeded(availability.begin(), false);
       assertThat(availability.isAvailable()).isTrue();
       ticker.advance(Duration.ofSeconds(1));
     }
@@ -60,7 +81,7 @@ class StoreAvailabilityTest {
     assertThat(availability.loggedOutages()).isEqualTo(1);
 
     ticker.advance(StoreAvailability.LOG_INTERVAL);
-    availability.failed("acquiring", refused);
+    availability.failed("acquiring", refused, false);
     assertThat(availability.loggedOutages()).isEqualTo(2);
     assertThat(availability.outages()).isEqualTo(11);
   }
