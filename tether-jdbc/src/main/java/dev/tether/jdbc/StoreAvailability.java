@@ -18,8 +18,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Logging: one WARN when the store becomes unavailable (with the first fault) and one INFO
  * when it is available again (with the outage's duration and count of failed calls), never one
- * line per failed call. A flapping store is logged at most once per {@link #LOG_INTERVAL}: outages
- * that begin sooner after the last logged one are logged at DEBUG and counted in the next WARN.
+ * line per failed call. A flapping store is logged at most once per {@link #LOG_INTERVAL}: an
+ * outage that begins sooner after the last logged one is logged at DEBUG and counted in the next
+ * WARN, unless a call still fails {@link #LONG_OUTAGE} or more after it began: then it gets its
+ * WARN (and its INFO at the end) after all.
  *
  * <p>Thread-safe. The hot path of a call that works while the store is available is two volatile
  * reads.
@@ -29,6 +31,9 @@ final class StoreAvailability {
 
   /** Shortest interval between two logged outages (WARN + INFO pairs). */
   static final Duration LOG_INTERVAL = Duration.ofSeconds(30);
+
+  /** An outage still failing this long after it began is logged even within {@link #LOG_INTERVAL}. */
+  static final Duration LONG_OUTAGE = Duration.ofSeconds(1);
 
   private final String description;
   private final Ticker ticker;
@@ -111,6 +116,15 @@ final class StoreAvailability {
       if (!available) {
         failedCallsInOutage++;
         writeFault |= isWriteFault;
+        long lasted = ticker.read() - downSince;
+        if (!outageLogged && lasted >= LONG_OUTAGE.toNanos()) {
+          LOG.warn("Tether store on {} has been unavailable for {} ms: {} failed: {}; readiness reports"
+              + " it until a store call works again", description, lasted / 1_000_000, what, oneLine(cause));
+          outageLogged = true;
+          loggedOutages++;
+          unloggedOutages = Math.max(0, unloggedOutages - 1);
+          lastLoggedOutageStart = downSince;
+        }
         return;
       }
       available = false;

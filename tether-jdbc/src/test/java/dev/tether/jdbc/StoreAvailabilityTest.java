@@ -87,6 +87,24 @@ class StoreAvailabilityTest {
   }
 
   @Test
+  void aLongOutageSoonAfterALoggedOneIsLoggedOnceItLasts() {
+    availability.failed("completing", refused, false);
+    availability.succeeded(availability.begin(), false);
+    ticker.advance(Duration.ofSeconds(5)); // within the log interval
+    availability.failed("acquiring", refused, false);
+    assertThat(availability.loggedOutages()).as("too soon: DEBUG").isEqualTo(1);
+    ticker.advance(Duration.ofMillis(400));
+    availability.failed("acquiring", refused, false);
+    assertThat(availability.loggedOutages()).as("0.4 s: still short").isEqualTo(1);
+    ticker.advance(StoreAvailability.LONG_OUTAGE);
+    availability.failed("acquiring", refused, false);
+    assertThat(availability.loggedOutages()).as("1.4 s: logged").isEqualTo(2);
+    availability.failed("acquiring", refused, false);
+    assertThat(availability.loggedOutages()).as("once").isEqualTo(2);
+    assertThat(availability.outages()).isEqualTo(2);
+  }
+
+  @Test
   void storeFaultsAreConnectivityResourcesAndBrokenFilesNotRefusals() {
     for (String state : new String[] {"08006", "08001", "57P01", "53100", "53300", "58030", "XX001"}) {
       assertThat(TetherStore.isStoreFault(new SQLException("x", state))).as(state).isTrue();
