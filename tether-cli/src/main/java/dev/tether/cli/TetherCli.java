@@ -81,6 +81,9 @@ public final class TetherCli implements Runnable {
   public static int execute(String[] args, PrintWriter out, PrintWriter err) {
     boolean verbose = Arrays.asList(args).contains("--verbose");
     CommandLine cl = new CommandLine(new TetherCli());
+    // picocli would replace an argument "@FILE" by the words of FILE, anywhere, even after "--":
+    // "tether enqueue -- curl -d @body.json URL" would enqueue the file's contents instead
+    cl.setExpandAtFiles(false);
     cl.setOut(out);
     cl.setErr(err);
     cl.registerConverter(

@@ -279,4 +279,18 @@ class CliTest {
         "--extension (1m00s) must be less than --visibility (1m00s)");
     assertThat(Files.exists(dir.resolve("t.db"))).isFalse();
   }
+
+  @Test
+  void argumentsStartingWithAtAreKeptVerbatimNotExpandedFromFiles() throws Exception {
+    // curl -d @file, gcc @options: an @ argument belongs to the command, not to tether
+    Path data = dir.resolve("data.txt");
+    Files.writeString(data, "secret contents\n");
+    Run e = withDb("enqueue", "--json", "--", "curl", "-d", "@" + data, "http://example.invalid/");
+    assertThat(e.code()).as(e.err()).isZero();
+    JsonNode item = withDb("inspect", e.json().get("ids").get(0).asText(), "--json").json();
+    assertThat(item.get("command").asText()).contains("@" + data).doesNotContain("secret");
+    Run unknown = tether("@" + data);
+    assertThat(unknown.code()).isEqualTo(2);
+    assertThat(unknown.err()).doesNotContain("secret");
+  }
 }

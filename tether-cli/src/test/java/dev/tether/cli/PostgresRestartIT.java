@@ -37,7 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A {@code tether worker --health-port 0} drains items on PostgreSQL while the test restarts the
  * PostgreSQL server ({@code pg_ctlcluster --skip-systemctl-redirect <version> main restart}):
- * {@code /health/ready} answers 503 during the outage and 200 again after it, the worker process
+ * {@code /health/ready} answers 503 during the outage (also during the quick restart, which is
+ * over before the pool's connection timeout) and 200 again after it, the worker process
  * survives, and every item ends completed, each having run at least once.
  *
  * <p>On demand only (it restarts the machine's shared PostgreSQL): {@code mvn -B -pl tether-cli -am
@@ -111,6 +112,7 @@ class PostgresRestartIT {
         AtomicInteger probes = new AtomicInteger();
         AtomicInteger probes503 = new AtomicInteger();
         AtomicInteger probeErrors = new AtomicInteger();
+        List<long[]> changes = java.util.Collections.synchronizedList(new ArrayList<>()); // {ms, status}
         Thread prober = new Thread(() -> {
           while (probing.get()) {
             try {
@@ -118,6 +120,9 @@ class PostgresRestartIT {
                   HttpResponse.BodyHandlers.ofString()).statusCode();
               long now = System.currentTimeMillis() - t0;
               probes.incrementAndGet();
+              if (changes.isEmpty() || changes.get(changes.size() - 1)[1] != code) {
+                changes.add(new long[] {now, code});
+              }
               if (code == 503) {
                 probes503.incrementAndGet();
                 first503.compareAndSet(-1, now);
@@ -237,7 +242,36 @@ class PostgresRestartIT {
           }
         }
         System.out.println("first worker WARN/ERROR lines:\n" + String.join("\n", firstErrors));
+        List<String> changeList = new ArrayList<>();
+        synchronized (changes) {
+          for (long[] c : changes) {
+            changeList.add(c[0] + " ms: " + c[1]);
+          }
+        }
+        System.out.println("readiness changes: " + changeList);
+        // phase 1 (quick restart): 503 at some point from the restart until the stop, then 200
+        // again before the stop began
+        long quick503 = -1;
+        long quick200 = -1;
+        synchronized (changes) {
+          for (long[] c : changes) {
+            if (c[0] >= restartFrom && c[0] < stopFrom) {
+              if (c[1] == 503 && quick503 < 0) {
+                quick503 = c[0];
+              } else if (c[1] == 200 && quick503 >= 0) {
+                quick200 = c[0];
+              }
+            }
+          }
+        }
+        System.out.printf("quick restart: first 503 at %d ms (%d ms after the restart began),"
+            + " 200 again at %d ms (%d ms after the restart command returned)%n",
+            quick503, quick503 - restartFrom, quick200, quick200 - restartTo);
         Files.writeString(Path.of("target", "PostgresRestartIT-worker.err"), err, StandardCharsets.UTF_8);
+        assertThat(quick503).as("readiness went 503 during the quick restart (%d..%d ms)",
+            restartFrom, restartTo).isBetween(restartFrom, restartTo + 3000);
+        assertThat(quick200).as("readiness back to 200 after the quick restart, before the stop")
+            .isBetween(quick503, stopFrom);
         assertThat(first503.get()).as("readiness went 503 during the outage (first at %d ms, stop from %d ms)",
             first503.get(), stopFrom).isBetween(restartFrom, startTo);
         assertThat(last503.get()).as("last 503 before PostgreSQL was back + 35 s").isLessThan(startTo + 35_000);

@@ -180,6 +180,9 @@ class SqliteDiskFullIT {
       assertThat(events).as("errors and warnings in 6 s of full disk").isBetween(1L, 40L);
       assertThat(stackLines).as("stack frames per logged event").isLessThanOrEqualTo(40 * events);
       assertThat(duringFull).contains("SQLITE_FULL");
+      // the store reports itself unavailable on SQLITE_FULL, and available once a write works
+      assertThat(readiness).as("readiness while the disk was full").containsKey(503);
+      assertThat(status(ready)).as("readiness after space returned").isEqualTo(200);
     } finally {
       JarRunner.term(w);
       w.waitFor(20);

@@ -134,13 +134,15 @@ public final class MainLoop<T, R> implements WorkLoop {
   /**
    * Returns false while the mailbox is failing: from the first failed receive until a receive
    * works again (the loop keeps retrying with a backoff doubling from 1 s to 30 s, and keeps
-   * beating, since it is not stuck).
+   * beating, since it is not stuck), and while the mailbox reports its store {@linkplain
+   * Mailbox#isAvailable() unavailable} (any store call failed, not only a receive: a short
+   * database outage is seen even when the next receive only waits for a connection).
    *
-   * @return whether the last receive worked
+   * @return whether the last receive worked and the mailbox's store is available
    */
   @Override
   public boolean isReady() {
-    return receiveFailures == 0;
+    return receiveFailures == 0 && requests.isAvailable();
   }
 
   /**

@@ -108,6 +108,22 @@ public interface Mailbox<T, R> extends AutoCloseable {
    */
   long purge();
 
+  /**
+   * Returns whether the mailbox's store looks usable right now, for readiness probes: false from
+   * the moment a store call fails for a reason outside the caller's control (the database cannot
+   * be reached, a lost connection, a full disk) until a store call started after that failure
+   * works again. It never blocks and never touches the store; it reports what the mailbox's own
+   * calls (and those of anything sharing its store) have seen.
+   *
+   * <p>The default returns true: a mailbox without an external store (such as {@link
+   * InMemoryMailbox}) is always available.
+   *
+   * @return false while the store is known to be failing
+   */
+  default boolean isAvailable() {
+    return true;
+  }
+
   /** Closes the mailbox and wakes blocked receivers; idempotent. */
   @Override
   void close();

@@ -482,6 +482,72 @@ class MainLoopTest {
   }
 
   @Test
+  void anUnavailableMailboxStoreMakesTheLoopUnreadyWithoutAFailedReceive() {
+    java.util.concurrent.atomic.AtomicBoolean available =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    dev.tether.mailbox.Mailbox<String, String> store =
+        new dev.tether.mailbox.Mailbox<>() {
+          @Override
+          public String name() {
+            return "store";
+          }
+
+          @Override
+          public String send(String body) {
+            return requests.send(body);
+          }
+
+          @Override
+          public String send(String body, dev.tether.mailbox.Mailbox<String, ?> replyTo) {
+            return requests.send(body, replyTo);
+          }
+
+          @Override
+          public List<Message<String, String>> receive(int max, Duration visibility, Duration wait) {
+            return requests.receive(max, visibility, wait);
+          }
+
+          @Override
+          public long approximateCount() {
+            return requests.approximateCount();
+          }
+
+          @Override
+          public long purge() {
+            return requests.purge();
+          }
+
+          @Override
+          public boolean isAvailable() {
+            return available.get();
+          }
+
+          @Override
+          public void close() {}
+        };
+    MainLoop<String, String> loop =
+        MainLoop.builder("worker", store, (String body, WorkContext ctx) -> body)
+            .config(config)
+            .ticker(ticker)
+            .build();
+    loop.run(1); // a receive that worked
+    assertThat(loop.isReady()).isTrue();
+
+    available.set(false); // e.g. an acknowledgement failed: the database went away
+    assertThat(loop.isReady()).isFalse();
+
+    available.set(true);
+    assertThat(loop.isReady()).isTrue();
+  }
+
+  @Test
+  void theDefaultMailboxIsAlwaysAvailable() {
+    assertThat(requests.isAvailable()).isTrue();
+    requests.close();
+    assertThat(requests.isAvailable()).isTrue();
+  }
+
+  @Test
   void aLoopRunsOnlyOnce() {
     MainLoop<String, String> loop = loop((body, ctx) -> body);
     loop.run(1);

@@ -327,6 +327,18 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }), "deadLetteredIds");
   }
 
+  /**
+   * Returns whether the mailbox's store looks usable: {@link TetherStore#isAvailable()} (false
+   * from a store fault of any call on the store, including a lost notification listener, until a
+   * later call works).
+   *
+   * @return false while the store is known to be failing
+   */
+  @Override
+  public boolean isAvailable() {
+    return store.isAvailable();
+  }
+
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {

@@ -14,7 +14,9 @@ import org.slf4j.LoggerFactory;
  * {@code LISTEN}s on {@link TetherStore#CHANNEL}; each notification (an enqueue committed by any
  * process) wakes the store's waiting receivers. A lost connection is logged and reopened with
  * backoff; meanwhile receivers still poll, and after reconnecting they are woken once in case a
- * notification was missed. Daemon thread; {@link #stop()} ends it within a second.
+ * notification was missed. Losing an established connection marks the store {@linkplain
+ * TetherStore#isAvailable() unavailable}; reconnecting marks it available again (unless a call
+ * failed meanwhile). Daemon thread; {@link #stop()} ends it within a second.
  */
 final class NotificationListener implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(NotificationListener.class);
@@ -47,12 +49,16 @@ final class NotificationListener implements Runnable {
   public void run() {
     long backoff = 100;
     while (!stopped) {
+      boolean listening = false;
+      long ticket = store.availability().begin();
       try (Connection c = store.openListenerConnection()) {
         try (Statement st = c.createStatement()) {
           st.execute("LISTEN " + TetherStore.CHANNEL);
         }
         PGConnection pg = c.unwrap(PGConnection.class);
         LOG.debug("Listening for enqueue notifications on {}", description);
+        listening = true;
+        store.listenerConnected(ticket);
         store.signalItems(); // anything enqueued while not listening
         backoff = 100;
         while (!stopped) {
@@ -64,6 +70,12 @@ final class NotificationListener implements Runnable {
       } catch (SQLException | RuntimeException e) {
         if (stopped) {
           break;
+        }
+        if (listening) {
+          // a lost connection says the database went away (or this backend was ended): the
+          // store is unavailable until a later call or reconnect works. A failed reconnect is
+          // not counted again: the pool's calls decide meanwhile.
+          store.listenerLost(e);
         }
         LOG.warn("Enqueue notifications from {} interrupted ({}); receivers fall back to polling,"
             + " reconnecting in {} ms", description, e.toString(), backoff);

@@ -42,6 +42,9 @@ import org.sqlite.SQLiteDataSource;
  * transaction (which begins with {@code BEGIN IMMEDIATE}), and writers of other processes wait up
  * to the busy timeout, so "database is locked" does not surface under normal load on one machine.
  *
+ * <p>{@link #isAvailable()} tells whether the store looks usable, from what its own calls have
+ * seen (for readiness probes; see {@link JdbcMailbox#isAvailable()}).
+ *
  * <p>Thread-safe. Opening blocks for the connection and the migration.
  */
 public final class TetherStore implements AutoCloseable {
@@ -67,6 +70,7 @@ public final class TetherStore implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final GroupCommitter committer;
   private final RenewalBatcher renewals;
+  private final StoreAvailability availability;
   private long itemsGeneration; // guarded by itemsSignal
   private volatile NotificationListener listener;
 
@@ -81,6 +85,7 @@ public final class TetherStore implements AutoCloseable {
     this.dialect = dialect;
     this.config = config;
     this.description = description;
+    this.availability = new StoreAvailability(description, dev.tether.Ticker.system());
     // SQLite has one writer at a time: one group at a time, and every commit saved is a WAL
     // write (and with FULL an fsync) saved. PostgreSQL already flushes concurrent commits
     // together, so completions there only group when more are in flight than the pool has
@@ -258,6 +263,29 @@ public final class TetherStore implements AutoCloseable {
    */
   public TetherStoreConfig config() {
     return config;
+  }
+
+  /**
+   * Returns whether the store looks usable right now, for readiness probes. It turns false when a
+   * call of any of the store's components fails with a store fault: the database cannot be reached
+   * or a connection was lost ({@link StoreUnavailableException}), the server is out of resources
+   * or reports an I/O error (PostgreSQL SQLState classes 53 and 58), SQLite reports a full, read-
+   * only, unreadable or corrupt file; or, on PostgreSQL with notifications on, when the listener's
+   * connection is lost. It turns true again when a call that <em>started after</em> the last such
+   * fault works, or the listener reconnects; after a write fault (full, read-only, I/O error) only
+   * a write counts, since reads keep working on a full disk. Refusals (a stale lease token, a finalized item,
+   * invalid input) and constraint errors are not faults. Never blocks and never queries the
+   * database: an idle store stays as its last call left it. The transitions are logged once each
+   * (WARN when unavailable, INFO when available again).
+   *
+   * @return false while the store is known to be failing
+   */
+  public boolean isAvailable() {
+    return availability.isAvailable();
+  }
+
+  StoreAvailability availability() {
+    return availability;
   }
 
   /**
@@ -493,14 +521,17 @@ public final class TetherStore implements AutoCloseable {
    */
   <T> T writeOneStatement(String what, SqlWork<T> work) {
     for (int attempt = 1; ; attempt++) {
+      long ticket = availability.begin();
       try (Connection c = borrow()) {
         if (!c.getAutoCommit()) {
           c.setAutoCommit(true);
         }
-        return work.run(c);
+        T result = work.run(c);
+        availability.succeeded(ticket, true);
+        return result;
       } catch (SQLException e) {
         if (attempt >= WRITE_ATTEMPTS || !isRetryableAbort(e)) {
-          throw translate(what, e);
+          throw failed(what, e);
         }
         LOG.debug("Retrying a write aborted by the database ({}), attempt {}", what, attempt + 1, e);
       }
@@ -522,6 +553,7 @@ public final class TetherStore implements AutoCloseable {
     if (sqlite) {
       writerLock.lock();
     }
+    long ticket = availability.begin();
     try (Connection c = borrow()) {
       if (sqlite) {
         try (Statement st = c.createStatement()) {
@@ -541,6 +573,7 @@ public final class TetherStore implements AutoCloseable {
           c.commit();
         }
         committed = true;
+        availability.succeeded(ticket, true);
         return result;
       } finally {
         if (!committed) {
@@ -555,7 +588,7 @@ public final class TetherStore implements AutoCloseable {
         }
       }
     } catch (SQLException e) {
-      throw translate(what, e);
+      throw failed(what, e);
     } finally {
       if (sqlite) {
         writerLock.unlock();
@@ -565,11 +598,69 @@ public final class TetherStore implements AutoCloseable {
 
   /** Runs {@code work} on a connection in auto-commit mode (reads). */
   <T> T read(String what, SqlWork<T> work) {
+    long ticket = availability.begin();
     try (Connection c = borrow()) {
-      return work.run(c);
+      T result = work.run(c);
+      availability.succeeded(ticket, false);
+      return result;
     } catch (SQLException e) {
-      throw translate(what, e);
+      throw failed(what, e);
     }
+  }
+
+  /** Translates a failed call's exception, marking the store unavailable if it is a store fault. */
+  private TetherStoreException failed(String what, SQLException e) {
+    if (isStoreFault(e)) {
+      availability.failed(what, e, !isConnectivity(e));
+    }
+    return translate(what, e);
+  }
+
+  /** The notification listener lost its connection (PostgreSQL): a store fault. */
+  void listenerLost(Throwable cause) {
+    availability.failed("listening for enqueue notifications", cause, false);
+  }
+
+  /** The notification listener connected; {@code ticket} is from before it began to connect. */
+  void listenerConnected(long ticket) {
+    availability.succeeded(ticket, false);
+  }
+
+  /**
+   * Whether {@code e} says the database is not usable (rather than refusing one statement):
+   * connectivity as in {@link #isConnectivity}; PostgreSQL insufficient resources (class 53: disk
+   * full, out of memory, too many connections), system errors (class 58: I/O) and corruption
+   * (XX001, XX002); SQLite read-only, I/O error, corrupt, full, cannot open, not a database.
+   */
+  static boolean isStoreFault(SQLException e) {
+    if (isConnectivity(e)) {
+      return true;
+    }
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (!(t instanceof SQLException)) {
+        continue;
+      }
+      SQLException s = (SQLException) t;
+      String state = s.getSQLState();
+      if (state != null && (state.startsWith("53") || state.startsWith("58")
+          || "XX001".equals(state) || "XX002".equals(state))) {
+        return true;
+      }
+      if (t instanceof org.sqlite.SQLiteException) {
+        switch (((org.sqlite.SQLiteException) t).getResultCode().code & 0xff) {
+          case 8: // SQLITE_READONLY
+          case 10: // SQLITE_IOERR
+          case 11: // SQLITE_CORRUPT
+          case 13: // SQLITE_FULL
+          case 14: // SQLITE_CANTOPEN
+          case 26: // SQLITE_NOTADB
+            return true;
+          default:
+            break;
+        }
+      }
+    }
+    return false;
   }
 
   private static void rollbackQuietly(Connection c, boolean sqlite) {

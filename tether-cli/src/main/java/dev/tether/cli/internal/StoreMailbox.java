@@ -127,6 +127,18 @@ public final class StoreMailbox implements Mailbox<String, String> {
         "StoreMailbox does not purge; use 'tether purge' to delete finished items");
   }
 
+  /**
+   * Returns {@link TetherStore#isAvailable()}: false from a store fault of any call on the store
+   * (a receive, an acknowledgement, a renewal, the sweep) until a later call works, so that
+   * readiness fails during a short database outage even when no receive failed.
+   *
+   * @return false while the store is known to be failing
+   */
+  @Override
+  public boolean isAvailable() {
+    return store.isAvailable();
+  }
+
   @Override
   public void close() {
     closed.set(true);

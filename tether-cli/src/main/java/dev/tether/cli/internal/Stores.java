@@ -175,7 +175,9 @@ public final class Stores {
   }
 
   /**
-   * Returns the message of an exception as one line.
+   * Returns the message of an exception as one line: its first line, with any other control
+   * character (a user's argument echoed in the message may hold an escape sequence or a carriage
+   * return) shown as {@code \\uXXXX}.
    *
    * @param e the exception
    * @return the message, or its type when it has none
@@ -186,6 +188,16 @@ public final class Stores {
       m = e.getClass().getSimpleName();
     }
     int nl = m.indexOf('\n');
-    return (nl < 0 ? m : m.substring(0, nl)).trim();
+    String line = (nl < 0 ? m : m.substring(0, nl)).trim();
+    StringBuilder b = new StringBuilder(line.length());
+    for (int i = 0; i < line.length(); i++) {
+      char c = line.charAt(i);
+      if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
+        b.append(String.format("\\u%04x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    return b.toString();
   }
 }
