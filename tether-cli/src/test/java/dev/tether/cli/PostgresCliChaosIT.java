@@ -1,5 +1,6 @@
 package dev.tether.cli;
 
+import dev.tether.jdbc.PostgresTestSchema;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -9,11 +10,11 @@ import org.junit.jupiter.api.BeforeEach;
  * dropped after. PostgreSQL unreachable fails the test with a message saying how to provide one.
  */
 class PostgresCliChaosIT extends CliChaosBase {
-  private PgSchema schema;
+  private PostgresTestSchema schema;
 
   @BeforeEach
   void createSchema() {
-    schema = new PgSchema();
+    schema = new PostgresTestSchema("tether_cli_");
   }
 
   @AfterEach

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.tether.jdbc.Checkpoint;
 import dev.tether.jdbc.ItemQuery;
+import dev.tether.jdbc.PostgresTestSchema;
 import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
@@ -78,7 +79,7 @@ class PostgresRestartIT {
   @Test
   void workerSurvivesAPostgresRestartReadinessFailsDuringTheOutageAndNothingIsLost() throws Exception {
     String version = clusterVersion();
-    try (PgSchema schema = new PgSchema()) {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_cli_")) {
       JarRunner t = new JarRunner(dir, schema.url());
       Path side = dir.resolve("side.log");
       Files.createFile(side);

@@ -31,9 +31,9 @@ import org.junit.jupiter.api.Test;
  * connections are ended: they carry a unique {@code ApplicationName}.
  */
 class PostgresStoreAvailabilityTest {
-  private final TestDatabase db = TestDatabase.postgres();
+  private final PostgresTestSchema db = new PostgresTestSchema("tether_t_");
   private final String app = "tether-avail-" + UUID.randomUUID().toString().substring(0, 8);
-  private final String baseUrl = baseUrl();
+  private final String baseUrl = db.baseUrl();
   private TetherStore store;
 
   @AfterEach
@@ -42,11 +42,6 @@ class PostgresStoreAvailabilityTest {
       store.close();
     }
     db.close();
-  }
-
-  private static String baseUrl() {
-    String env = System.getenv(TestDatabase.PG_URL_ENV);
-    return env == null || env.isBlank() ? TestDatabase.DEFAULT_PG_URL : env;
   }
 
   private TetherStore open(boolean notifications) {

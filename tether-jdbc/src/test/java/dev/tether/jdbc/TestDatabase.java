@@ -4,13 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Comparator;
-import java.util.Locale;
-import java.util.UUID;
 import java.util.stream.Stream;
 
 /**
@@ -18,8 +12,6 @@ import java.util.stream.Stream;
  * (dropped on close) on the server named by {@code TETHER_TEST_PG_URL}.
  */
 abstract class TestDatabase implements AutoCloseable {
-  static final String PG_URL_ENV = "TETHER_TEST_PG_URL";
-  static final String DEFAULT_PG_URL = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
 
   /** The URL (or path) a store or a child process opens. */
   abstract String url();
@@ -67,36 +59,16 @@ abstract class TestDatabase implements AutoCloseable {
   }
 
   static final class Postgres extends TestDatabase {
-    private final String baseUrl;
-    private final String schema;
-
-    Postgres() {
-      String env = System.getenv(PG_URL_ENV);
-      baseUrl = env == null || env.isBlank() ? DEFAULT_PG_URL : env;
-      schema = "tether_t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16).toLowerCase(Locale.ROOT);
-      try (Connection c = DriverManager.getConnection(baseUrl); Statement st = c.createStatement()) {
-        st.execute("CREATE SCHEMA " + schema);
-      } catch (SQLException e) {
-        throw new AssertionError(
-            "PostgreSQL is required for this test and could not be reached at " + baseUrl + " ("
-                + e.getMessage() + "). Start a PostgreSQL server, or set the environment variable "
-                + PG_URL_ENV + " to a JDBC URL of one (for example "
-                + "jdbc:postgresql://host:5432/db?user=u&password=p)", e);
-      }
-    }
+    private final PostgresTestSchema schema = new PostgresTestSchema("tether_t_");
 
     @Override
     String url() {
-      return baseUrl + (baseUrl.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+      return schema.url();
     }
 
     @Override
     public void close() {
-      try (Connection c = DriverManager.getConnection(baseUrl); Statement st = c.createStatement()) {
-        st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-      } catch (SQLException e) {
-        throw new AssertionError("could not drop test schema " + schema, e);
-      }
+      schema.close();
     }
   }
 }
