@@ -412,43 +412,15 @@ class MainLoopTest {
     java.util.List<Long> attemptsAt = new CopyOnWriteArrayList<>();
     AtomicInteger failuresLeft = new AtomicInteger(3);
     dev.tether.mailbox.Mailbox<String, String> flaky =
-        new dev.tether.mailbox.Mailbox<>() {
-          @Override
-          public String name() {
-            return "flaky";
-          }
-
-          @Override
-          public String send(String body) {
-            return requests.send(body);
-          }
-
-          @Override
-          public String send(String body, dev.tether.mailbox.Mailbox<String, ?> replyTo) {
-            return requests.send(body, replyTo);
-          }
-
+        new ForwardingMailbox<>("flaky", requests) {
           @Override
           public List<Message<String, String>> receive(int max, Duration visibility, Duration wait) {
             attemptsAt.add(ticker.read());
             if (failuresLeft.getAndDecrement() > 0) {
               throw new dev.tether.mailbox.MailboxConnectionException("database unreachable");
             }
-            return requests.receive(max, visibility, wait);
+            return super.receive(max, visibility, wait);
           }
-
-          @Override
-          public long approximateCount() {
-            return requests.approximateCount();
-          }
-
-          @Override
-          public long purge() {
-            return requests.purge();
-          }
-
-          @Override
-          public void close() {}
         };
     MainLoop<String, String> loop =
         MainLoop.builder("worker", flaky, (String body, WorkContext ctx) -> body)
@@ -486,44 +458,11 @@ class MainLoopTest {
     java.util.concurrent.atomic.AtomicBoolean available =
         new java.util.concurrent.atomic.AtomicBoolean(true);
     dev.tether.mailbox.Mailbox<String, String> store =
-        new dev.tether.mailbox.Mailbox<>() {
-          @Override
-          public String name() {
-            return "store";
-          }
-
-          @Override
-          public String send(String body) {
-            return requests.send(body);
-          }
-
-          @Override
-          public String send(String body, dev.tether.mailbox.Mailbox<String, ?> replyTo) {
-            return requests.send(body, replyTo);
-          }
-
-          @Override
-          public List<Message<String, String>> receive(int max, Duration visibility, Duration wait) {
-            return requests.receive(max, visibility, wait);
-          }
-
-          @Override
-          public long approximateCount() {
-            return requests.approximateCount();
-          }
-
-          @Override
-          public long purge() {
-            return requests.purge();
-          }
-
+        new ForwardingMailbox<>("store", requests) {
           @Override
           public boolean isAvailable() {
             return available.get();
           }
-
-          @Override
-          public void close() {}
         };
     MainLoop<String, String> loop =
         MainLoop.builder("worker", store, (String body, WorkContext ctx) -> body)
