@@ -9,15 +9,22 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Group commit of completions (acknowledgements): up to {@code parallelGroups} callers commit at
- * once (leaders); callers that arrive while all leaders are busy queue up, and the next free
- * leader commits all queued completions in one transaction, one batched conditional UPDATE on (id, lease token, status) each. A caller
- * returns only after the transaction holding its completion committed, so every completion is
- * durable when the call returns; a completion whose conditional update matched nothing is
- * refused on its own (the others of its group commit), and if the group's transaction fails,
- * every completion of the group fails with that error and none is applied.
+ * once (leaders); callers that arrive while all leaders are busy queue up, and the next leader
+ * commits all queued completions in one transaction, one batched conditional UPDATE on (id, lease
+ * token, status) each. Grouping is adaptive: a completion that arrives while no group is in
+ * flight commits at once, alone; only completions arriving during a commit wait for the next one.
+ * A caller returns only after the transaction holding its completion committed, so every
+ * completion is durable when the call returns; a completion whose conditional update matched
+ * nothing is refused on its own (the others of its group commit), and if the group's transaction
+ * fails, every completion of the group fails with that error and none is applied.
+ *
+ * <p>Wake-ups are targeted: each waiting caller parks its own thread; a leader unparks exactly the
+ * callers whose completions it committed, and when it steps down, the caller of the oldest queued
+ * completion, which then leads the next group.
  *
  * <p>No thread of its own: the leader is one of the callers. Thread-safe.
  */
@@ -36,12 +43,16 @@ final class GroupCommitter {
     this.leaders = new Semaphore(parallelGroups);
   }
 
-  /** One completion waiting for its group; {@code error} is written before {@code done}. */
+  /**
+   * One completion waiting for its group; {@code error} is written before {@code done}, and the
+   * waiter is unparked after {@code done}.
+   */
   static final class Completion {
     final long id;
     final long token;
     final byte[] output;
     final Clock clock;
+    final Thread waiter;
     volatile boolean done;
     volatile RuntimeException error;
 
@@ -50,6 +61,7 @@ final class GroupCommitter {
       this.token = token;
       this.output = output;
       this.clock = clock;
+      this.waiter = Thread.currentThread();
     }
   }
 
@@ -103,47 +115,42 @@ final class GroupCommitter {
     boolean interrupted = false;
     while (!allDone(mine)) {
       if (leaders.tryAcquire()) {
-        boolean committed;
         try {
-          committed = commitGroup();
+          // Lead until ours are committed; false from commitGroup means nothing was queued: ours
+          // are in a group another leader is committing, which unparks us when it is done.
+          while (!allDone(mine) && commitGroup()) {
+            // next group
+          }
         } finally {
           leaders.release();
         }
-        // Completions queued meanwhile may need a new leader: wake the followers.
-        synchronized (this) {
-          notifyAll();
+        handOff();
+        if (allDone(mine)) {
+          break;
         }
-        if (committed) {
-          continue;
-        }
-        // Nothing was queued: ours are in a group another leader is committing. Wait for it
-        // (it notifies under this monitor after marking them done: no lost wake-up).
-        synchronized (this) {
-          if (!allDone(mine)) {
-            try {
-              wait();
-            } catch (InterruptedException e) {
-              interrupted = true;
-            }
-          }
-        }
-        continue;
       }
-      synchronized (this) {
-        // Re-checked under the monitor: a leader releases before it notifies (under the monitor),
-        // so either a free permit is seen here, or the notification comes after this wait.
-        if (!allDone(mine) && leaders.availablePermits() == 0) {
-          try {
-            wait();
-          } catch (InterruptedException e) {
-            // The completion may already be in a committing group: see it through, then restore.
-            interrupted = true;
-          }
-        }
+      // Not leading: a leader unparks us when ours are done or when it steps down (handOff), and
+      // park returns at once if that came before it (no lost wake-up).
+      LockSupport.park(this);
+      if (Thread.interrupted()) {
+        // The completion may already be in a committing group: see it through, then restore.
+        interrupted = true;
       }
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * After a leader released its permit: wakes the caller of the oldest queued completion, if
+   * any, to lead its group. A completion queued after this look found the permit free (it was
+   * released before), so its own caller leads.
+   */
+  private void handOff() {
+    Completion head = pending.peek();
+    if (head != null) {
+      LockSupport.unpark(head.waiter);
     }
   }
 
@@ -184,8 +191,11 @@ final class GroupCommitter {
       }
     }
     // Committed (or failed) callers return now, while the next group forms.
-    synchronized (this) {
-      notifyAll();
+    Thread me = Thread.currentThread();
+    for (Completion x : group) {
+      if (x.waiter != me) {
+        LockSupport.unpark(x.waiter);
+      }
     }
     return true;
   }
