@@ -53,15 +53,30 @@ final class GroupCommitter {
     final byte[] output;
     final Clock clock;
     final Thread waiter;
+    /** Non-null for an acquisition (then id, token and output are unused). */
+    final AcquireRequest acquire;
+    final String holder;
+    volatile List<Lease> leases;
     volatile boolean done;
     volatile RuntimeException error;
 
     Completion(long id, long token, byte[] output, Clock clock) {
+      this(id, token, output, clock, null, null);
+    }
+
+    private Completion(
+        long id, long token, byte[] output, Clock clock, AcquireRequest acquire, String holder) {
       this.id = id;
       this.token = token;
       this.output = output;
       this.clock = clock;
+      this.acquire = acquire;
+      this.holder = holder;
       this.waiter = Thread.currentThread();
+    }
+
+    static Completion acquisition(AcquireRequest request, String holder, Clock clock) {
+      return new Completion(Long.MAX_VALUE, 0, null, clock, request, holder);
     }
   }
 
@@ -99,6 +114,35 @@ final class GroupCommitter {
       out.add(c.error);
     }
     return out;
+  }
+
+  /**
+   * Acquires for {@code holder} in the next group's transaction, after its completions (SQLite,
+   * where writes are serialized anyway: a worker's acquisition shares the commit of concurrent
+   * acknowledgements instead of taking one of its own). Blocks until committed; the leases are
+   * durable (as far as the engine's synchronous setting makes any commit durable) when this
+   * returns. A completion of the same group refused for a stale token does not affect the
+   * acquisition; a failed transaction fails every member, this acquisition included (nothing
+   * taken).
+   *
+   * @throws StoreUnavailableException if the database cannot be reached (nothing taken)
+   */
+  List<Lease> acquire(AcquireRequest request, String holder, Clock clock) {
+    Completion mine = Completion.acquisition(request, holder, clock);
+    await(List.of(mine));
+    if (mine.error != null) {
+      throw mine.error;
+    }
+    return mine.leases;
+  }
+
+  /**
+   * Runs {@code members} (completions and acquisitions, all of this thread) in as few groups as
+   * possible; one group when there are at most {@link #MAX_GROUP} and no other leader took some
+   * of them. For tests of fused groups. Returns when all are done; each carries its outcome.
+   */
+  void submitAll(List<Completion> members) {
+    await(members);
   }
 
   private static boolean allDone(List<Completion> cs) {
@@ -169,20 +213,37 @@ final class GroupCommitter {
     }
     // Same row order in every group: concurrent transactions never lock two rows crosswise.
     group.sort(Comparator.comparingLong((Completion x) -> x.id));
+    List<Completion> completions = new ArrayList<>(group.size());
+    List<Completion> acquisitions = new ArrayList<>();
+    for (Completion x : group) {
+      (x.acquire == null ? completions : acquisitions).add(x);
+    }
     // On PostgreSQL a group without outputs, at one instant, is one UPDATE: auto-commit saves the
     // COMMIT round trip. Anything else runs in a transaction of its own.
-    boolean oneStatement = store.engine() == TetherStore.Engine.POSTGRESQL;
+    boolean oneStatement = store.engine() == TetherStore.Engine.POSTGRESQL && acquisitions.isEmpty();
     for (Completion x : group) {
       oneStatement &= x.output == null && x.clock == group.get(0).clock;
     }
-    String what = group.size() == 1 ? "completing item " + group.get(0).id : "completing " + group.size() + " items";
+    String what = group.size() == 1
+        ? (acquisitions.isEmpty() ? "completing item " + group.get(0).id
+            : "acquiring from queue '" + group.get(0).acquire.queue() + "'")
+        : "completing " + completions.size() + " items and acquiring " + acquisitions.size() + " times";
     try {
       List<TetherStoreException> refusals = oneStatement
-          ? store.writeOneStatement(what, conn -> completeAll(conn, group))
-          : store.write(what, conn -> completeAll(conn, group));
-      for (int i = 0; i < group.size(); i++) {
-        group.get(i).error = refusals.get(i);
-        group.get(i).done = true;
+          ? store.writeOneStatement(what, conn -> completeAll(conn, completions))
+          : store.write(what, conn -> {
+            // Completions first: what a worker acknowledged is finished before it asks for more.
+            List<TetherStoreException> r = completions.isEmpty() ? List.of() : completeAll(conn, completions);
+            for (Completion a : acquisitions) {
+              a.leases = repo.acquire(conn, a.acquire, a.holder, store.now(conn, a.clock), null);
+            }
+            return r;
+          });
+      for (int i = 0; i < completions.size(); i++) {
+        completions.get(i).error = refusals.get(i);
+      }
+      for (Completion x : group) {
+        x.done = true;
       }
     } catch (RuntimeException e) {
       for (Completion x : group) {

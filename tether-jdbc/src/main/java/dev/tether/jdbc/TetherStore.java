@@ -311,6 +311,11 @@ public final class TetherStore implements AutoCloseable {
     return Dialect.truncate(Instant.now());
   }
 
+  /** The store's group committer (tests). */
+  GroupCommitter committer() {
+    return committer;
+  }
+
   /** Records the delivery budget and capacity of a mailbox's queue, for replies sent to it. */
   void registerQueue(String queue, int maxAttempts, int capacity) {
     queueSettings.put(queue, new int[] {maxAttempts, capacity});
@@ -324,7 +329,9 @@ public final class TetherStore implements AutoCloseable {
   /**
    * Acquires for {@code holder}: on PostgreSQL first as one auto-committed statement (one round
    * trip, the database clock read inside it), falling back to the full transaction when the
-   * request filters or the queue holds expired leases; on SQLite the full transaction.
+   * request filters or the queue holds expired leases; on SQLite with group commit on, in the
+   * group committer's next transaction (fused with concurrent completions), else in a
+   * transaction of its own.
    */
   List<Lease> acquire(
       String what, WorkItemRepository repo, AcquireRequest request, String holder, Clock clock) {
@@ -334,6 +341,10 @@ public final class TetherStore implements AutoCloseable {
       if (fast.isPresent()) {
         return fast.get();
       }
+    }
+    if (dialect == Dialect.SQLITE && config.groupCommit()) {
+      // One writer at a time anyway: share the transaction (and its commit) of the next group.
+      return committer.acquire(request, holder, clock);
     }
     return write(what, c -> repo.acquire(c, request, holder, now(c, clock), null));
   }
