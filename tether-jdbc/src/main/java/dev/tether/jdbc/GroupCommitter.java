@@ -203,6 +203,12 @@ final class GroupCommitter {
    * Caller holds a leader permit.
    */
   private boolean commitGroup() {
+    // Let callers that are runnable but not yet running (woken by the previous group) queue their
+    // next completion first: on two busy cores the woken callers otherwise only get a core after
+    // this group took what was queued, and groups stay at one or two members (measured on SQLite:
+    // 1.3 members per group without this, 7.9 with it, for 8 workers acknowledging one message at
+    // a time). Returns at once when nothing else is runnable.
+    Thread.yield();
     List<Completion> group = new ArrayList<>();
     Completion c;
     while (group.size() < MAX_GROUP && (c = pending.poll()) != null) {
