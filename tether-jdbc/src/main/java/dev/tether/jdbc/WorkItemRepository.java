@@ -431,13 +431,14 @@ final class WorkItemRepository {
    * to n pending due items (highest priority, then oldest; SKIP LOCKED) and lease each with its
    * own token from the array (in pick order). The first column says whether expired leases exist
    * (then nothing was taken: the caller runs the full acquisition, which redelivers or fails
-   * them). Parameters: now (null: the database clock), queue, queue, n, holder, lease millis,
+   * them); the instant is a scalar subquery there so that the check is an index range scan
+   * (work_items_leased_by_queue) rather than a filter over every lease of the queue. Parameters: now (null: the database clock), queue, queue, n, holder, lease millis,
    * tokens.
    */
   private static final String ACQUIRE_FAST_PG =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
-          + " x AS (SELECT EXISTS (SELECT 1 FROM work_items e, t WHERE e.queue = ?"
-          + " AND e.status = 'in_progress' AND e.lease_expires_at <= t.now) AS expired),"
+          + " x AS (SELECT EXISTS (SELECT 1 FROM work_items e WHERE e.queue = ?"
+          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t)) AS expired),"
           + " pick AS (SELECT w.id, w.priority FROM work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
           + " AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
           + " ORDER BY w.priority DESC, w.id LIMIT ? FOR UPDATE OF w SKIP LOCKED),"
