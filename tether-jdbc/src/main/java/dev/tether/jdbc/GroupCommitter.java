@@ -9,15 +9,22 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Group commit of completions (acknowledgements): up to {@code parallelGroups} callers commit at
- * once (leaders); callers that arrive while all leaders are busy queue up, and the next free
- * leader commits all queued completions in one transaction, one batched conditional UPDATE on (id, lease token, status) each. A caller
- * returns only after the transaction holding its completion committed, so every completion is
- * durable when the call returns; a completion whose conditional update matched nothing is
- * refused on its own (the others of its group commit), and if the group's transaction fails,
- * every completion of the group fails with that error and none is applied.
+ * once (leaders); callers that arrive while all leaders are busy queue up, and the next leader
+ * commits all queued completions in one transaction, one batched conditional UPDATE on (id, lease
+ * token, status) each. Grouping is adaptive: a completion that arrives while no group is in
+ * flight commits at once, alone; only completions arriving during a commit wait for the next one.
+ * A caller returns only after the transaction holding its completion committed, so every
+ * completion is durable when the call returns; a completion whose conditional update matched
+ * nothing is refused on its own (the others of its group commit), and if the group's transaction
+ * fails, every completion of the group fails with that error and none is applied.
+ *
+ * <p>Wake-ups are targeted: each waiting caller parks its own thread; a leader unparks exactly the
+ * callers whose completions it committed, and when it steps down, the caller of the oldest queued
+ * completion, which then leads the next group.
  *
  * <p>No thread of its own: the leader is one of the callers. Thread-safe.
  */
@@ -36,20 +43,40 @@ final class GroupCommitter {
     this.leaders = new Semaphore(parallelGroups);
   }
 
-  /** One completion waiting for its group; {@code error} is written before {@code done}. */
+  /**
+   * One completion waiting for its group; {@code error} is written before {@code done}, and the
+   * waiter is unparked after {@code done}.
+   */
   static final class Completion {
     final long id;
     final long token;
     final byte[] output;
     final Clock clock;
+    final Thread waiter;
+    /** Non-null for an acquisition (then id, token and output are unused). */
+    final AcquireRequest acquire;
+    final String holder;
+    volatile List<Lease> leases;
     volatile boolean done;
     volatile RuntimeException error;
 
     Completion(long id, long token, byte[] output, Clock clock) {
+      this(id, token, output, clock, null, null);
+    }
+
+    private Completion(
+        long id, long token, byte[] output, Clock clock, AcquireRequest acquire, String holder) {
       this.id = id;
       this.token = token;
       this.output = output;
       this.clock = clock;
+      this.acquire = acquire;
+      this.holder = holder;
+      this.waiter = Thread.currentThread();
+    }
+
+    static Completion acquisition(AcquireRequest request, String holder, Clock clock) {
+      return new Completion(Long.MAX_VALUE, 0, null, clock, request, holder);
     }
   }
 
@@ -89,6 +116,35 @@ final class GroupCommitter {
     return out;
   }
 
+  /**
+   * Acquires for {@code holder} in the next group's transaction, after its completions (SQLite,
+   * where writes are serialized anyway: a worker's acquisition shares the commit of concurrent
+   * acknowledgements instead of taking one of its own). Blocks until committed; the leases are
+   * durable (as far as the engine's synchronous setting makes any commit durable) when this
+   * returns. A completion of the same group refused for a stale token does not affect the
+   * acquisition; a failed transaction fails every member, this acquisition included (nothing
+   * taken).
+   *
+   * @throws StoreUnavailableException if the database cannot be reached (nothing taken)
+   */
+  List<Lease> acquire(AcquireRequest request, String holder, Clock clock) {
+    Completion mine = Completion.acquisition(request, holder, clock);
+    await(List.of(mine));
+    if (mine.error != null) {
+      throw mine.error;
+    }
+    return mine.leases;
+  }
+
+  /**
+   * Runs {@code members} (completions and acquisitions, all of this thread) in as few groups as
+   * possible; one group when there are at most {@link #MAX_GROUP} and no other leader took some
+   * of them. For tests of fused groups. Returns when all are done; each carries its outcome.
+   */
+  void submitAll(List<Completion> members) {
+    await(members);
+  }
+
   private static boolean allDone(List<Completion> cs) {
     for (Completion c : cs) {
       if (!c.done) {
@@ -103,43 +159,26 @@ final class GroupCommitter {
     boolean interrupted = false;
     while (!allDone(mine)) {
       if (leaders.tryAcquire()) {
-        boolean committed;
         try {
-          committed = commitGroup();
+          // Lead until ours are committed; false from commitGroup means nothing was queued: ours
+          // are in a group another leader is committing, which unparks us when it is done.
+          while (!allDone(mine) && commitGroup()) {
+            // next group
+          }
         } finally {
           leaders.release();
         }
-        // Completions queued meanwhile may need a new leader: wake the followers.
-        synchronized (this) {
-          notifyAll();
+        handOff();
+        if (allDone(mine)) {
+          break;
         }
-        if (committed) {
-          continue;
-        }
-        // Nothing was queued: ours are in a group another leader is committing. Wait for it
-        // (it notifies under this monitor after marking them done: no lost wake-up).
-        synchronized (this) {
-          if (!allDone(mine)) {
-            try {
-              wait();
-            } catch (InterruptedException e) {
-              interrupted = true;
-            }
-          }
-        }
-        continue;
       }
-      synchronized (this) {
-        // Re-checked under the monitor: a leader releases before it notifies (under the monitor),
-        // so either a free permit is seen here, or the notification comes after this wait.
-        if (!allDone(mine) && leaders.availablePermits() == 0) {
-          try {
-            wait();
-          } catch (InterruptedException e) {
-            // The completion may already be in a committing group: see it through, then restore.
-            interrupted = true;
-          }
-        }
+      // Not leading: a leader unparks us when ours are done or when it steps down (handOff), and
+      // park returns at once if that came before it (no lost wake-up).
+      LockSupport.park(this);
+      if (Thread.interrupted()) {
+        // The completion may already be in a committing group: see it through, then restore.
+        interrupted = true;
       }
     }
     if (interrupted) {
@@ -148,10 +187,28 @@ final class GroupCommitter {
   }
 
   /**
+   * After a leader released its permit: wakes the caller of the oldest queued completion, if
+   * any, to lead its group. A completion queued after this look found the permit free (it was
+   * released before), so its own caller leads.
+   */
+  private void handOff() {
+    Completion head = pending.peek();
+    if (head != null) {
+      LockSupport.unpark(head.waiter);
+    }
+  }
+
+  /**
    * Commits up to {@link #MAX_GROUP} queued completions; returns false if none was queued.
    * Caller holds a leader permit.
    */
   private boolean commitGroup() {
+    // Let callers that are runnable but not yet running (woken by the previous group) queue their
+    // next completion first: on two busy cores the woken callers otherwise only get a core after
+    // this group took what was queued, and groups stay at one or two members (measured on SQLite:
+    // 1.3 members per group without this, 7.9 with it, for 8 workers acknowledging one message at
+    // a time). Returns at once when nothing else is runnable.
+    Thread.yield();
     List<Completion> group = new ArrayList<>();
     Completion c;
     while (group.size() < MAX_GROUP && (c = pending.poll()) != null) {
@@ -162,20 +219,37 @@ final class GroupCommitter {
     }
     // Same row order in every group: concurrent transactions never lock two rows crosswise.
     group.sort(Comparator.comparingLong((Completion x) -> x.id));
+    List<Completion> completions = new ArrayList<>(group.size());
+    List<Completion> acquisitions = new ArrayList<>();
+    for (Completion x : group) {
+      (x.acquire == null ? completions : acquisitions).add(x);
+    }
     // On PostgreSQL a group without outputs, at one instant, is one UPDATE: auto-commit saves the
     // COMMIT round trip. Anything else runs in a transaction of its own.
-    boolean oneStatement = store.engine() == TetherStore.Engine.POSTGRESQL;
+    boolean oneStatement = store.engine() == TetherStore.Engine.POSTGRESQL && acquisitions.isEmpty();
     for (Completion x : group) {
       oneStatement &= x.output == null && x.clock == group.get(0).clock;
     }
-    String what = group.size() == 1 ? "completing item " + group.get(0).id : "completing " + group.size() + " items";
+    String what = group.size() == 1
+        ? (acquisitions.isEmpty() ? "completing item " + group.get(0).id
+            : "acquiring from queue '" + group.get(0).acquire.queue() + "'")
+        : "completing " + completions.size() + " items and acquiring " + acquisitions.size() + " times";
     try {
       List<TetherStoreException> refusals = oneStatement
-          ? store.writeOneStatement(what, conn -> completeAll(conn, group))
-          : store.write(what, conn -> completeAll(conn, group));
-      for (int i = 0; i < group.size(); i++) {
-        group.get(i).error = refusals.get(i);
-        group.get(i).done = true;
+          ? store.writeOneStatement(what, conn -> completeAll(conn, completions))
+          : store.write(what, conn -> {
+            // Completions first: what a worker acknowledged is finished before it asks for more.
+            List<TetherStoreException> r = completions.isEmpty() ? List.of() : completeAll(conn, completions);
+            for (Completion a : acquisitions) {
+              a.leases = repo.acquire(conn, a.acquire, a.holder, store.now(conn, a.clock), null);
+            }
+            return r;
+          });
+      for (int i = 0; i < completions.size(); i++) {
+        completions.get(i).error = refusals.get(i);
+      }
+      for (Completion x : group) {
+        x.done = true;
       }
     } catch (RuntimeException e) {
       for (Completion x : group) {
@@ -184,8 +258,11 @@ final class GroupCommitter {
       }
     }
     // Committed (or failed) callers return now, while the next group forms.
-    synchronized (this) {
-      notifyAll();
+    Thread me = Thread.currentThread();
+    for (Completion x : group) {
+      if (x.waiter != me) {
+        LockSupport.unpark(x.waiter);
+      }
     }
     return true;
   }

@@ -154,16 +154,25 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     Objects.requireNonNull(body, "body");
     checkOpen("send");
     byte[] bytes = encode(bodyCodec, body, "message body");
-    long id = call(() -> store.write("sending to mailbox '" + queue + "'", c -> {
-      Instant now = store.now(c, clock);
-      if (capacity > 0) {
-        checkCapacity(c, queue, capacity, "mailbox");
-      }
-      long inserted = repo.insert(c, NewWorkItem.builder(queue).input(bytes).maxAttempts(maxDeliveries)
-          .replyTo(replyTo).build(), now);
-      store.notifyItems(c);
-      return inserted;
-    }), "send");
+    NewWorkItem item = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxDeliveries)
+        .replyTo(replyTo).build();
+    String what = "sending to mailbox '" + queue + "'";
+    long id;
+    if (capacity == 0 && store.engine() == TetherStore.Engine.POSTGRESQL) {
+      // Unbounded: one auto-committed statement (insert, database clock and notification).
+      id = call(() -> store.writeOneStatement(what, c -> repo.insertOnePostgres(
+          c, item, clock == null ? null : store.now(c, clock), store.notificationChannel())), "send");
+    } else {
+      id = call(() -> store.write(what, c -> {
+        Instant now = store.now(c, clock);
+        if (capacity > 0) {
+          checkCapacity(c, queue, capacity, "mailbox");
+        }
+        long inserted = repo.insert(c, item, now);
+        store.notifyItems(c);
+        return inserted;
+      }), "send");
+    }
     store.signalItems();
     return Long.toString(id);
   }
@@ -209,8 +218,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     AcquireRequest request = new AcquireRequest(queue, visibilityTimeout, maxMessages, null, null);
     List<Lease> leases = AcquireWait.acquire(
         store,
-        () -> call(() -> store.write("receiving from mailbox '" + queue + "'",
-            c -> repo.acquire(c, request, holder, store.now(c, clock), null)), "receive"),
+        () -> call(() -> store.acquire(
+            "receiving from mailbox '" + queue + "'", repo, request, holder, clock), "receive"),
         waitTime,
         pollInterval,
         closed::get);

@@ -100,12 +100,20 @@ public final class LeaseManager {
    */
   public long enqueue(NewWorkItem item) {
     Objects.requireNonNull(item, "item");
-    long id = store.write("enqueueing on queue '" + item.queue() + "'",
-        c -> {
-          long inserted = repo.insert(c, item, store.now(c, clock));
-          store.notifyItems(c);
-          return inserted;
-        });
+    String what = "enqueueing on queue '" + item.queue() + "'";
+    long id;
+    if (store.engine() == TetherStore.Engine.POSTGRESQL && item.idempotencyKey() == null) {
+      // One auto-committed statement: the insert reads the database clock and sends the
+      // notification itself (one round trip, as atomic and durable as the transaction below).
+      id = store.writeOneStatement(what, c -> repo.insertOnePostgres(
+          c, item, clock == null ? null : store.now(c, clock), store.notificationChannel()));
+    } else {
+      id = store.write(what, c -> {
+        long inserted = repo.insert(c, item, store.now(c, clock));
+        store.notifyItems(c);
+        return inserted;
+      });
+    }
     store.signalItems();
     return id;
   }
@@ -182,8 +190,8 @@ public final class LeaseManager {
    */
   public List<Lease> acquire(AcquireRequest request) {
     Objects.requireNonNull(request, "request");
-    return store.write("acquiring from queue '" + request.queue() + "'",
-        c -> repo.acquire(c, request, workerId, store.now(c, clock), null));
+    return store.acquire(
+        "acquiring from queue '" + request.queue() + "'", repo, request, workerId, clock);
   }
 
   /**

@@ -86,13 +86,12 @@ public final class TetherStore implements AutoCloseable {
     this.config = config;
     this.description = description;
     this.availability = new StoreAvailability(description, dev.tether.Ticker.system());
-    // SQLite has one writer at a time: one group at a time, and every commit saved is a WAL
-    // write (and with FULL an fsync) saved. PostgreSQL already flushes concurrent commits
-    // together, so completions there only group when more are in flight than the pool has
-    // connections to spare (measured: grouping below that only added waiting).
-    int pool = config.maximumPoolSize() > 0 ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE;
-    this.committer = new GroupCommitter(this, new WorkItemRepository(dialect),
-        dialect == Dialect.SQLITE ? 1 : Math.max(1, pool - 2));
+    // One group in flight at a time on both engines: SQLite has one writer anyway, and on
+    // PostgreSQL completions arriving while a group commits share the next one (one statement and
+    // one commit for all of them instead of one each); a completion arriving while none is in
+    // flight commits at once. Measured with 8 workers acknowledging one message at a time: about
+    // 0.3 transactions per item instead of 1.1, and faster than one group per connection.
+    this.committer = new GroupCommitter(this, new WorkItemRepository(dialect), 1);
     this.renewals = new RenewalBatcher(this, new WorkItemRepository(dialect));
   }
 
@@ -339,6 +338,11 @@ public final class TetherStore implements AutoCloseable {
     return Dialect.truncate(Instant.now());
   }
 
+  /** The store's group committer (tests). */
+  GroupCommitter committer() {
+    return committer;
+  }
+
   /** Records the delivery budget and capacity of a mailbox's queue, for replies sent to it. */
   void registerQueue(String queue, int maxAttempts, int capacity) {
     queueSettings.put(queue, new int[] {maxAttempts, capacity});
@@ -347,6 +351,29 @@ public final class TetherStore implements AutoCloseable {
   /** Returns {maxAttempts, capacity} registered for {@code queue}. */
   Optional<int[]> queueSettings(String queue) {
     return Optional.ofNullable(queueSettings.get(queue));
+  }
+
+  /**
+   * Acquires for {@code holder}: on PostgreSQL first as one auto-committed statement (one round
+   * trip, the database clock read inside it), falling back to the full transaction when the
+   * request filters or the queue holds expired leases; on SQLite with group commit on, in the
+   * group committer's next transaction (fused with concurrent completions), else in a
+   * transaction of its own.
+   */
+  List<Lease> acquire(
+      String what, WorkItemRepository repo, AcquireRequest request, String holder, Clock clock) {
+    if (dialect == Dialect.POSTGRES && request.workType() == null && request.taskId() == null) {
+      Optional<List<Lease>> fast = writeOneStatement(what,
+          c -> repo.acquireFastPostgres(c, request, holder, clock == null ? null : now(c, clock)));
+      if (fast.isPresent()) {
+        return fast.get();
+      }
+    }
+    if (dialect == Dialect.SQLITE && config.groupCommit()) {
+      // One writer at a time anyway: share the transaction (and its commit) of the next group.
+      return committer.acquire(request, holder, clock);
+    }
+    return write(what, c -> repo.acquire(c, request, holder, now(c, clock), null));
   }
 
   /**
@@ -450,6 +477,11 @@ public final class TetherStore implements AutoCloseable {
         st.execute("NOTIFY " + CHANNEL);
       }
     }
+  }
+
+  /** The channel an enqueue notifies inside its own statement, or null (SQLite, notifications off). */
+  String notificationChannel() {
+    return usesNotifications() ? CHANNEL : null;
   }
 
   private void ensureListener() {

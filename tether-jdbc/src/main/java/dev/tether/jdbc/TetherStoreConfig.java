@@ -168,10 +168,11 @@ public final class TetherStoreConfig {
      * Sets whether concurrent completions, acknowledgements and lease renewals share
      * transactions (group commit): callers that arrive while one group commits are committed
      * together next, each returning only after its own change is durable, and each refused on
-     * its own when its lease token no longer holds. On SQLite every completion can join a group;
-     * on PostgreSQL (which already flushes concurrent commits together) completions group only
-     * when more are in flight than the pool has connections to spare, and renewals due together
-     * always share one statement. Default true; false gives one transaction per call.
+     * its own when its lease token no longer holds. One group commits at a time: a completion
+     * arriving while none is in flight commits at once, those arriving during a commit share the
+     * next one. On SQLite acquisitions ({@code receive}, {@code LeaseManager.acquire}) join the
+     * group's transaction too. Renewals due together share one statement. Default true; false
+     * gives one transaction per call.
      *
      * @param enabled whether to group commits
      * @return this builder

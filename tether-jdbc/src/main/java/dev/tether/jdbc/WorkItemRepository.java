@@ -114,6 +114,55 @@ final class WorkItemRepository {
                         + "' returned no id and no item has its key; indicates a bug"));
   }
 
+  /**
+   * A PostgreSQL enqueue of an item without an idempotency key in one statement: the instant is
+   * the parameter or, when null, the database clock read by the statement itself, and the
+   * notification (when a channel is given) is sent by the same statement, so that auto-committed
+   * it is one round trip. Parameters: now, queue, task, type, priority, max attempts, delay
+   * millis, reply-to, input, channel (or null: no notification).
+   */
+  private static final String INSERT_ONE_PG =
+      "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
+          + " ins AS (INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at)"
+          + " SELECT ?, ?, ?, 'pending', ?, 0, ?, t.now + ?::bigint * interval '1 millisecond', ?, ?,"
+          + " t.now, t.now FROM t RETURNING id)"
+          + " SELECT ins.id, CASE WHEN n.channel IS NOT NULL THEN pg_notify(n.channel, '') END"
+          + " FROM ins, (SELECT ?::text AS channel) n";
+
+  /**
+   * Inserts one item without an idempotency key on PostgreSQL in one statement (see {@link
+   * #INSERT_ONE_PG}); returns its id.
+   *
+   * @param now the instant, or null for the database clock at the statement
+   * @param notifyChannel the channel to notify once committed, or null
+   */
+  long insertOnePostgres(Connection c, NewWorkItem item, Instant now, String notifyChannel)
+      throws SQLException {
+    if (d != Dialect.POSTGRES || item.idempotencyKey() != null) {
+      throw new IllegalArgumentException("the one-statement insert is for PostgreSQL items without an idempotency key");
+    }
+    try (PreparedStatement ps = c.prepareStatement(INSERT_ONE_PG)) {
+      d.setInstant(ps, 1, now);
+      ps.setString(2, item.queue());
+      ps.setString(3, item.taskId());
+      ps.setString(4, item.workType());
+      ps.setInt(5, item.priority());
+      ps.setInt(6, item.maxAttempts());
+      ps.setLong(7, item.delay().toMillis());
+      ps.setString(8, item.replyTo());
+      d.setBytes(ps, 9, item.inputUnsafe());
+      ps.setString(10, notifyChannel);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new IllegalStateException("insert of an item on queue '" + item.queue()
+              + "' returned no id; indicates a bug");
+        }
+        return rs.getLong(1);
+      }
+    }
+  }
+
   /** Rows per multi-row INSERT of a batch enqueue (11 parameters each; well under both engines' limits). */
   static final int INSERT_CHUNK = 500;
 
@@ -374,6 +423,94 @@ final class WorkItemRepository {
       taken.sort(Comparator.comparingInt((Lease x) -> -x.priority()).thenComparingLong(Lease::itemId));
     }
     return taken;
+  }
+
+  /**
+   * The PostgreSQL acquisition in one auto-committed statement, for the common case: when the
+   * queue holds no expired lease (checked in the statement, at the statement's instant), pick up
+   * to n pending due items (highest priority, then oldest; SKIP LOCKED) and lease each with its
+   * own token from the array (in pick order). The first column says whether expired leases exist
+   * (then nothing was taken: the caller runs the full acquisition, which redelivers or fails
+   * them); the instant is a scalar subquery there so that the check is an index range scan
+   * (work_items_leased_by_queue) rather than a filter over every lease of the queue. Parameters: now (null: the database clock), queue, queue, n, holder, lease millis,
+   * tokens.
+   */
+  private static final String ACQUIRE_FAST_PG =
+      "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
+          + " x AS (SELECT EXISTS (SELECT 1 FROM work_items e WHERE e.queue = ?"
+          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t)) AS expired),"
+          + " pick AS (SELECT w.id, w.priority FROM work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
+          + " AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
+          + " ORDER BY w.priority DESC, w.id LIMIT ? FOR UPDATE OF w SKIP LOCKED),"
+          + " num AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM pick),"
+          + " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = k.token,"
+          + " lease_acquired_at = t.now, lease_expires_at = t.now + ?::bigint * interval '1 millisecond',"
+          + " heartbeat_at = t.now, delivery_count = w.delivery_count + 1,"
+          + " started_at = COALESCE(w.started_at, t.now), updated_at = t.now"
+          + " FROM num JOIN unnest(?::bigint[]) WITH ORDINALITY AS k(token, n) ON k.n = num.n, t"
+          + " WHERE w.id = num.id AND w.status = 'pending'"
+          + " RETURNING w.id, w.queue, w.task_id, w.work_type, w.priority, w.delivery_count,"
+          + " w.max_attempts, w.input_data, w.reply_to, w.created_at, w.lease_token,"
+          + " w.lease_acquired_at, w.lease_expires_at)"
+          + " SELECT x.expired, upd.* FROM x LEFT JOIN upd ON true";
+
+  /**
+   * Acquires on PostgreSQL in one statement (run it auto-committed: one round trip) when the
+   * request has no work type or task filter and the queue holds no expired lease. Returns empty
+   * when the full {@link #acquire} must run instead (filters, or expired leases to redeliver or
+   * fail: nothing was taken then); else the leases, highest priority first, then oldest.
+   *
+   * @param now the instant, or null for the database clock at the statement
+   */
+  Optional<List<Lease>> acquireFastPostgres(Connection c, AcquireRequest r, String holder, Instant now)
+      throws SQLException {
+    if (d != Dialect.POSTGRES || r.workType() != null || r.taskId() != null) {
+      return Optional.empty();
+    }
+    Long[] tokens = new Long[r.maxItems()];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = newToken();
+    }
+    boolean expired = false;
+    List<Lease> out = new ArrayList<>(r.maxItems());
+    try (PreparedStatement ps = c.prepareStatement(ACQUIRE_FAST_PG)) {
+      d.setInstant(ps, 1, now);
+      ps.setString(2, r.queue());
+      ps.setString(3, r.queue());
+      ps.setInt(4, r.maxItems());
+      ps.setString(5, holder);
+      ps.setLong(6, r.leaseDuration().toMillis());
+      ps.setArray(7, c.createArrayOf("bigint", tokens));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          expired |= rs.getBoolean(1);
+          long id = rs.getLong("id");
+          if (rs.wasNull()) {
+            continue;
+          }
+          out.add(new Lease(
+              id,
+              rs.getLong("lease_token"),
+              holder,
+              rs.getString("queue"),
+              rs.getString("task_id"),
+              rs.getString("work_type"),
+              rs.getInt("priority"),
+              rs.getInt("delivery_count"),
+              rs.getInt("max_attempts"),
+              d.getInstant(rs, "lease_acquired_at"),
+              d.getInstant(rs, "lease_expires_at"),
+              rs.getBytes("input_data"),
+              rs.getString("reply_to"),
+              d.getInstant(rs, "created_at")));
+        }
+      }
+    }
+    if (expired) {
+      return Optional.empty();
+    }
+    out.sort(Comparator.comparingInt((Lease x) -> -x.priority()).thenComparingLong(Lease::itemId));
+    return Optional.of(out);
   }
 
   private static final String TAKE_ALL_PG =
@@ -896,12 +1033,31 @@ final class WorkItemRepository {
           + " WHERE w.id = v.id AND w.lease_token = v.token AND w.status = 'in_progress'"
           + " RETURNING w.id, w.lease_token";
 
+  private static final String COMPLETE_ONE_PG =
+      "UPDATE work_items SET status = 'completed', output_data = NULL, lease_expires_at = NULL,"
+          + " error_message = NULL, completed_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())),"
+          + " updated_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp()))"
+          + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'";
+
   /**
    * {@link #completeAll} in one statement: completions without output, at one instant (null:
    * the database clock at the statement).
    */
   private List<TetherStoreException> completeAllPostgres(Connection c, List<Finish> finishes)
       throws SQLException {
+    if (finishes.size() == 1) {
+      // A group of one: a plain UPDATE by primary key (no arrays to bind, unnest or join).
+      Finish f = finishes.get(0);
+      try (PreparedStatement ps = c.prepareStatement(COMPLETE_ONE_PG)) {
+        d.setInstant(ps, 1, f.now());
+        d.setInstant(ps, 2, f.now());
+        ps.setLong(3, f.id());
+        ps.setLong(4, f.token());
+        List<TetherStoreException> out = new ArrayList<>(1);
+        out.add(ps.executeUpdate() == 1 ? null : diagnose(c, f.id(), f.token(), "complete"));
+        return out;
+      }
+    }
     Long[] ids = new Long[finishes.size()];
     Long[] tokens = new Long[finishes.size()];
     for (int i = 0; i < finishes.size(); i++) {

@@ -318,6 +318,139 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
         .isEqualTo(clock.instant().plus(longer));
   }
 
+  @Test
+  void aFusedGroupRefusesTheStaleCompletionAloneAndStillAcquires() {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b"), NewWorkItem.of("q", "c")));
+    List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 2));
+    assertThat(held).extracting(Lease::itemId).containsExactly(ids.get(0), ids.get(1));
+    GroupCommitter.Completion stale =
+        new GroupCommitter.Completion(ids.get(0), held.get(0).token() ^ 1, null, clock);
+    GroupCommitter.Completion good = new GroupCommitter.Completion(ids.get(1), held.get(1).token(), null, clock);
+    GroupCommitter.Completion acquisition =
+        GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", clock);
+
+    // One thread submits all three at once: they form one group, one transaction.
+    store.committer().submitAll(List.of(stale, good, acquisition));
+
+    assertThat(stale.error).isInstanceOf(LeaseConflictException.class);
+    assertThat(good.error).isNull();
+    assertThat(acquisition.error).isNull();
+    assertThat(acquisition.leases).extracting(Lease::itemId).containsExactly(ids.get(2));
+    WorkItem a = w.find(ids.get(0)).orElseThrow();
+    assertThat(a.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+    assertThat(a.leaseToken()).isEqualTo(held.get(0).token());
+    assertThat(w.find(ids.get(1)).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
+    WorkItem c = w.find(ids.get(2)).orElseThrow();
+    assertThat(c.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+    assertThat(c.leaseHolder()).isEqualTo("fused");
+    assertThat(c.leaseToken()).isEqualTo(acquisition.leases.get(0).token());
+  }
+
+  @Test
+  void aFusedGroupWhoseTransactionFailsTakesNothingAndCompletesNothing() throws Exception {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b")));
+    Lease held = w.acquire("q", LEASE).orElseThrow();
+    try (Connection c = store.dataSource().getConnection()) {
+      failCompletionOf(c, held.itemId());
+    }
+    GroupCommitter.Completion poisoned = new GroupCommitter.Completion(held.itemId(), held.token(), null, clock);
+    GroupCommitter.Completion acquisition =
+        GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", clock);
+
+    store.committer().submitAll(List.of(poisoned, acquisition));
+
+    assertThat(poisoned.error).isInstanceOf(TetherStoreException.class);
+    assertThat(acquisition.error).isSameAs(poisoned.error);
+    assertThat(acquisition.leases).isNull();
+    assertThat(w.find(ids.get(0)).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+    assertThat(w.find(ids.get(1)).orElseThrow().status()).isEqualTo(WorkStatus.PENDING);
+    assertThat(w.acquire(AcquireRequest.batch("q", LEASE, 5))).extracting(Lease::itemId).containsExactly(ids.get(1));
+  }
+
+  @Test
+  void concurrentAcknowledgementsAndReceivesDrainEveryMessageExactlyOnce() throws Exception {
+    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", BodyCodec.utf8(), BodyCodec.utf8())
+        .clock(clock).build();
+    int n = 300;
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      items.add(NewWorkItem.builder("q").input("m" + i).maxAttempts(NewWorkItem.DEFAULT_MAX_ATTEMPTS).build());
+    }
+    new LeaseManager(store, "p").enqueueAll(items);
+    ExecutorService pool = Executors.newFixedThreadPool(6);
+    try {
+      List<Future<List<String>>> workers = new ArrayList<>();
+      for (int t = 0; t < 6; t++) {
+        workers.add(pool.submit(() -> {
+          List<String> seen = new ArrayList<>();
+          while (true) {
+            List<Message<String, String>> got = box.receive(3, LEASE, Duration.ZERO);
+            if (got.isEmpty()) {
+              return seen;
+            }
+            for (Message<String, String> m : got) {
+              m.acknowledge();
+              seen.add(m.body());
+            }
+          }
+        }));
+      }
+      List<String> all = new ArrayList<>();
+      for (Future<List<String>> f : workers) {
+        all.addAll(f.get(120, TimeUnit.SECONDS));
+      }
+      assertThat(all).hasSize(n).doesNotHaveDuplicates();
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(box.approximateCount()).isZero();
+  }
+
+  @Test
+  void singleEnqueueOnTheDatabaseClockRecordsItsInstantsAndDelay() {
+    try (TetherStore real = db.open(TetherStoreConfig.builder().maximumPoolSize(2).build())) {
+      LeaseManager w = new LeaseManager(real, "w");
+      long id = w.enqueue(NewWorkItem.builder("q").input("x").priority(3).maxAttempts(4)
+          .delay(Duration.ofMillis(1500).plusNanos(700_000)).build());
+      WorkItem item = w.find(id).orElseThrow();
+      assertThat(item.status()).isEqualTo(WorkStatus.PENDING);
+      assertThat(item.priority()).isEqualTo(3);
+      assertThat(item.maxAttempts()).isEqualTo(4);
+      assertThat(item.createdAt()).isNotNull();
+      assertThat(item.availableAt()).isEqualTo(item.createdAt().plusMillis(1500));
+      assertThat(new String(item.input(), UTF_8)).isEqualTo("x");
+    }
+  }
+
+  @Test
+  void singleEnqueueOnTheStoreClockUsesThatClock() {
+    LeaseManager w = new LeaseManager(store, "w");
+    long id = w.enqueue(NewWorkItem.builder("q").input("x").delay(Duration.ofSeconds(2)).build());
+    WorkItem item = w.find(id).orElseThrow();
+    assertThat(item.createdAt()).isEqualTo(clock.instant());
+    assertThat(item.availableAt()).isEqualTo(clock.instant().plusSeconds(2));
+  }
+
+  @Test
+  void acquisitionOnTheDatabaseClockLeasesForTheDuration() {
+    try (TetherStore real = db.open(TetherStoreConfig.builder().maximumPoolSize(2).build())) {
+      LeaseManager w = new LeaseManager(real, "w");
+      w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.builder("q").input("b").priority(5).build()));
+      List<Lease> leases = w.acquire(AcquireRequest.batch("q", LEASE, 5));
+      assertThat(leases).extracting(Lease::inputAsString).containsExactly("b", "a");
+      for (Lease l : leases) {
+        assertThat(l.expiresAt()).isEqualTo(l.acquiredAt().plus(LEASE));
+        assertThat(l.deliveryCount()).isEqualTo(1);
+        WorkItem item = w.find(l.itemId()).orElseThrow();
+        assertThat(item.leaseToken()).isEqualTo(l.token());
+        assertThat(item.leaseExpiresAt()).isEqualTo(l.expiresAt());
+        assertThat(item.leaseHolder()).isEqualTo("w");
+      }
+    }
+  }
+
   static void execute(Connection c, String sql) throws Exception {
     try (Statement st = c.createStatement()) {
       st.execute(sql);

@@ -298,8 +298,9 @@ public final class PeerComparison {
 
   /**
    * One Tether run; {@code optimized == false} ("tether-base") turns group commit and
-   * notifications off, to show what they bring in the same process run. Batch enqueue and the
-   * in-process wake-up are not switchable and are on in both.
+   * notifications off, to show what they bring in the same process run. Batch enqueue, the
+   * in-process wake-up and, on PostgreSQL, the one-statement acquisition and single enqueue are
+   * not switchable and are on in both.
    */
   private static Row runTether(Backend b, int items, int workers, boolean optimized) throws Exception {
     Row row = new Row(optimized ? "tether" : "tether-base");
