@@ -64,9 +64,16 @@ final class WorkItemRepository {
   private static final SecureRandom TOKENS = new SecureRandom();
 
   private final Dialect d;
+  /** Statements kept prepared across transactions (the group committer on SQLite), or null. */
+  private final StatementCache cache;
 
   WorkItemRepository(Dialect dialect) {
+    this(dialect, null);
+  }
+
+  WorkItemRepository(Dialect dialect, StatementCache cache) {
     this.d = dialect;
+    this.cache = cache;
   }
 
   static long newToken() {
@@ -352,6 +359,22 @@ final class WorkItemRepository {
           + " reply_to, created_at, lease_holder, lease_token, heartbeat_at, lease_expires_at"
           + " FROM work_items WHERE queue = ?";
 
+  private static final String ANY_EXPIRED =
+      "SELECT 1 FROM work_items WHERE queue = ? AND status = 'in_progress'"
+          + " AND lease_expires_at <= ? LIMIT 1";
+
+  /** Whether {@code queue} holds an in-progress item whose lease expired at {@code now}. */
+  private boolean anyExpired(Connection c, String queue, Instant now) throws SQLException {
+    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, ANY_EXPIRED)) {
+      PreparedStatement ps = st.ps();
+      ps.setString(1, queue);
+      d.setInstant(ps, 2, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
   /** A row an acquire may deliver: pending and due, or in progress with an expired lease. */
   private record Candidate(Lease lease, Expired expired) {}
 
@@ -362,7 +385,11 @@ final class WorkItemRepository {
     // checkpoint each), then expired items compete with pending ones by priority and age; an
     // expired lease is only taken over if this acquire delivers the item, so the old token stays
     // valid until the takeover.
-    List<Expired> doomed = findExpired(c, r.queue(), now, RECLAIM_ON_ACQUIRE, false, true);
+    // On SQLite (one writer; this transaction holds the write lock) one indexed probe first: with
+    // no expired lease in the queue, the two queries for expired leases below cannot find any.
+    boolean anyExpired = d != Dialect.SQLITE || anyExpired(c, r.queue(), now);
+    List<Expired> doomed = anyExpired
+        ? findExpired(c, r.queue(), now, RECLAIM_ON_ACQUIRE, false, true) : List.of();
     if (!doomed.isEmpty()) {
       ReclaimResult rr = reclaim(c, doomed, now);
       if (counter != null) {
@@ -372,14 +399,17 @@ final class WorkItemRepository {
     Instant expires = now.plus(r.leaseDuration());
     List<Candidate> candidates = new ArrayList<>();
     candidates.addAll(candidates(c, r, holder, now, expires, true));
-    candidates.addAll(candidates(c, r, holder, now, expires, false));
+    if (anyExpired) {
+      candidates.addAll(candidates(c, r, holder, now, expires, false));
+    }
     candidates.sort(Comparator.comparingInt((Candidate x) -> -x.lease().priority())
         .thenComparingLong(x -> x.lease().itemId()));
     List<Lease> taken = new ArrayList<>(r.maxItems());
     // Pending candidates are taken together in one statement after the loop: they are locked by
     // the pick (PostgreSQL, SKIP LOCKED) or the write lock (SQLite), so their updates cannot miss.
     List<Lease> pendingPicked = new ArrayList<>();
-    try (PreparedStatement takeOver = c.prepareStatement(TAKE_OVER)) {
+    try (StatementCache.Stmt takeOverStmt = StatementCache.prepare(cache, c, TAKE_OVER)) {
+      PreparedStatement takeOver = takeOverStmt.ps();
       for (Candidate cand : candidates) {
         if (taken.size() + pendingPicked.size() == r.maxItems()) {
           break;
@@ -552,7 +582,8 @@ final class WorkItemRepository {
       }
     } else {
       int[] counts;
-      try (PreparedStatement take = c.prepareStatement(TAKE)) {
+      try (StatementCache.Stmt takeStmt = StatementCache.prepare(cache, c, TAKE)) {
+        PreparedStatement take = takeStmt.ps();
         for (Lease l : picked) {
           take.setString(1, holder);
           take.setLong(2, l.token());
@@ -604,7 +635,8 @@ final class WorkItemRepository {
       sql.append(d.skipLocked());
     }
     List<Candidate> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, sql.toString())) {
+      PreparedStatement ps = st.ps();
       int i = 1;
       ps.setString(i++, r.queue());
       d.setInstant(ps, i++, now);
@@ -670,7 +702,8 @@ final class WorkItemRepository {
             + " AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"
             + (lock ? d.skipLocked() : "");
     List<Expired> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, sql)) {
+      PreparedStatement ps = st.ps();
       int i = 1;
       if (queue != null) {
         ps.setString(i++, queue);
@@ -1003,7 +1036,8 @@ final class WorkItemRepository {
       }
     }
     int[] counts;
-    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, COMPLETE)) {
+      PreparedStatement ps = st.ps();
       for (Finish f : finishes) {
         d.setBytes(ps, 1, f.output());
         d.setInstant(ps, 2, f.now());

@@ -53,7 +53,8 @@ import org.sqlite.SQLiteDataSource;
  * file / PostgreSQL schema, dropped after). Prints one table per backend and the ratios.
  *
  * <p>Run: {@code java -cp tether-bench/target/benchmarks.jar dev.tether.bench.jdbc.PeerComparison
- * [all|sqlite-normal|sqlite-full|postgres] [items] [workers] [rounds]}; defaults all, 5000, 8, 2.
+ * [all|sqlite|sqlite-normal|sqlite-full|postgres] [items] [workers] [rounds]}; defaults all, 5000, 8, 2
+ * ({@code sqlite}: NORMAL, then FULL).
  * PostgreSQL from {@code TETHER_TEST_PG_URL} (default
  * {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}).
  *
@@ -183,9 +184,14 @@ public final class PeerComparison {
     boolean baseline = !Boolean.getBoolean("peer.noBaseline");
     List<Backend> backends = new ArrayList<>();
     for (Backend b : Backend.values()) {
-      if (which.equals("all") || which.equals(b.name().toLowerCase(Locale.ROOT).replace('_', '-'))) {
+      if (which.equals("all") || (which.equals("sqlite") && b.sqlite())
+          || which.equals(b.name().toLowerCase(Locale.ROOT).replace('_', '-'))) {
         backends.add(b);
       }
+    }
+    if (backends.isEmpty()) {
+      throw new IllegalArgumentException("unknown backend '" + which
+          + "': use all, sqlite (NORMAL and FULL), sqlite-normal, sqlite-full or postgres");
     }
     System.out.printf(Locale.ROOT, "PeerComparison: %d items, %d workers, %d rounds; %d cores, max heap %d MB, java %s%n",
         items, workers, rounds, Runtime.getRuntime().availableProcessors(),
