@@ -31,25 +31,39 @@ final class StatementCache {
   /** A statement from the cache, or prepared for one use when there is no cache. */
   static final class Stmt implements AutoCloseable {
     private final PreparedStatement ps;
-    private final boolean cached;
+    private final StatementCache cache; // null: not cached
+    private final Connection raw;
+    private final String sql;
 
-    private Stmt(PreparedStatement ps, boolean cached) {
+    private Stmt(PreparedStatement ps, StatementCache cache, Connection raw, String sql) {
       this.ps = ps;
-      this.cached = cached;
+      this.cache = cache;
+      this.raw = raw;
+      this.sql = sql;
     }
 
     PreparedStatement ps() {
       return ps;
     }
 
-    /** Returns a cached statement to the cache (parameters and batch cleared); closes any other. */
+    /**
+     * Returns a cached statement to the cache (parameters and batch cleared); closes any other. A
+     * cached statement that cannot be cleared (the driver finalized it after an error such as
+     * {@code SQLITE_FULL}) is dropped from the cache instead, so that the next use prepares it
+     * again.
+     */
     @Override
     public void close() throws SQLException {
-      if (cached) {
+      if (cache == null) {
+        ps.close();
+        return;
+      }
+      try {
         ps.clearBatch();
         ps.clearParameters();
-      } else {
-        ps.close();
+      } catch (SQLException e) {
+        LOG.debug("Dropping a cached statement that cannot be reused: {}", e.getMessage());
+        cache.evict(raw, sql, ps);
       }
     }
   }
@@ -60,13 +74,60 @@ final class StatementCache {
    */
   static Stmt prepare(StatementCache cache, Connection c, String sql) throws SQLException {
     if (cache == null) {
-      return new Stmt(c.prepareStatement(sql), false);
+      return new Stmt(c.prepareStatement(sql), null, c, sql);
     }
-    return new Stmt(cache.get(c, sql), true);
+    Connection raw = raw(c);
+    return new Stmt(cache.get(raw, sql), cache, raw, sql);
   }
 
-  private PreparedStatement get(Connection c, String sql) throws SQLException {
-    Connection raw = c.isWrapperFor(Connection.class) ? c.unwrap(Connection.class) : c;
+  private static Connection raw(Connection c) throws SQLException {
+    return c.isWrapperFor(Connection.class) ? c.unwrap(Connection.class) : c;
+  }
+
+  /**
+   * Closes and forgets every statement cached for {@code c} (call when a transaction on it
+   * failed: after some errors the SQLite driver finalizes the statement that met them, and a
+   * statement left in an unknown state must not serve the next transaction). Never throws.
+   */
+  void invalidate(Connection c) {
+    Map<String, PreparedStatement> stmts;
+    try {
+      Connection raw = raw(c);
+      synchronized (byConnection) {
+        stmts = byConnection.remove(raw);
+      }
+    } catch (SQLException e) {
+      LOG.debug("Could not unwrap a connection to drop its cached statements", e);
+      return;
+    }
+    if (stmts != null) {
+      for (PreparedStatement ps : stmts.values()) {
+        closeQuietly(ps);
+      }
+    }
+  }
+
+  private void evict(Connection raw, String sql, PreparedStatement ps) {
+    Map<String, PreparedStatement> stmts;
+    synchronized (byConnection) {
+      stmts = byConnection.get(raw);
+    }
+    // Only the thread holding the connection uses its map.
+    if (stmts != null && stmts.get(sql) == ps) {
+      stmts.remove(sql);
+    }
+    closeQuietly(ps);
+  }
+
+  private static void closeQuietly(PreparedStatement ps) {
+    try {
+      ps.close();
+    } catch (SQLException e) {
+      LOG.debug("Could not close a cached statement", e);
+    }
+  }
+
+  private PreparedStatement get(Connection raw, String sql) throws SQLException {
     Map<String, PreparedStatement> stmts;
     synchronized (byConnection) {
       stmts = byConnection.get(raw);
@@ -113,11 +174,7 @@ final class StatementCache {
     synchronized (byConnection) {
       for (Map<String, PreparedStatement> stmts : byConnection.values()) {
         for (PreparedStatement ps : stmts.values()) {
-          try {
-            ps.close();
-          } catch (SQLException e) {
-            LOG.debug("Could not close a cached statement", e);
-          }
+          closeQuietly(ps);
         }
       }
       byConnection.clear();

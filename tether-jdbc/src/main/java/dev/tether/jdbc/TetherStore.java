@@ -604,6 +604,9 @@ public final class TetherStore implements AutoCloseable {
       if (sqlite) {
         try (StatementCache.Stmt st = StatementCache.prepare(statements, c, "BEGIN IMMEDIATE")) {
           st.ps().execute();
+        } catch (SQLException e) {
+          invalidateStatements(c);
+          throw e;
         }
       } else {
         c.setAutoCommit(false);
@@ -624,6 +627,7 @@ public final class TetherStore implements AutoCloseable {
       } finally {
         if (!committed) {
           rollbackQuietly(c, sqlite);
+          invalidateStatements(c);
         }
         if (!sqlite) {
           try {
@@ -639,6 +643,13 @@ public final class TetherStore implements AutoCloseable {
       if (sqlite) {
         writerLock.unlock();
       }
+    }
+  }
+
+  /** A transaction on {@code c} failed: its cached statements may be finalized or mid-step. */
+  private void invalidateStatements(Connection c) {
+    if (statements != null) {
+      statements.invalidate(c);
     }
   }
 

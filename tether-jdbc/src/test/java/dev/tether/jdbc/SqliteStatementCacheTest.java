@@ -74,6 +74,52 @@ class SqliteStatementCacheTest extends StoreTestBase {
   }
 
   @Test
+  void aFailedTransactionDropsItsConnectionsCachedStatementsAndLaterGroupsWork() throws Exception {
+    // After SQLITE_FULL the driver had finalized a cached statement, and every later group on
+    // that connection failed with "statement is not executing" (SqliteDiskFullIT, which pins the
+    // whole case). A failed transaction now drops the connection's cached statements.
+    StatementCache cache = new StatementCache();
+    String url = db.url().startsWith("jdbc:") ? db.url() : "jdbc:sqlite:" + db.url();
+    try (Connection c = DriverManager.getConnection(url)) {
+      PreparedStatement before;
+      try (StatementCache.Stmt st = StatementCache.prepare(cache, c, "SELECT 1")) {
+        before = st.ps();
+      }
+      cache.invalidate(c);
+      assertThat(before.isClosed()).isTrue();
+      assertThat(cache.connections()).isZero();
+      try (StatementCache.Stmt st = StatementCache.prepare(cache, c, "SELECT 1")) {
+        assertThat(st.ps()).isNotSameAs(before);
+        try (ResultSet rs = st.ps().executeQuery()) {
+          assertThat(rs.next()).isTrue();
+        }
+      }
+    }
+    // and through the store: a group that fails inside SQLite, then groups that work
+    LeaseManager w = new LeaseManager(store, "w");
+    List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b")));
+    List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 2));
+    try (Connection admin = DriverManager.getConnection(url); Statement st = admin.createStatement()) {
+      st.execute("CREATE TRIGGER fail_step BEFORE UPDATE OF status ON work_items WHEN NEW.id = "
+          + ids.get(0) + " AND NEW.status = 'completed' BEGIN SELECT json('not json'); END");
+    }
+    GroupCommitter.Completion failing =
+        new GroupCommitter.Completion(ids.get(0), held.get(0).token(), null, clock);
+    store.committer().submitAll(List.of(failing));
+    assertThat(failing.error).isInstanceOf(TetherStoreException.class).hasMessageContaining("JSON");
+    try (Connection admin = DriverManager.getConnection(url); Statement st = admin.createStatement()) {
+      st.execute("DROP TRIGGER fail_step");
+    }
+    for (int i = 0; i < 2; i++) {
+      GroupCommitter.Completion next =
+          new GroupCommitter.Completion(ids.get(i), held.get(i).token(), null, clock);
+      store.committer().submitAll(List.of(next));
+      assertThat(next.error).as("completion of item %d after the failed group", ids.get(i)).isNull();
+    }
+    assertThat(w.find(ids.get(1)).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
+  }
+
+  @Test
   void reusesAStatementPerConnectionAndDropsThoseOfClosedConnections() throws Exception {
     StatementCache cache = new StatementCache();
     String url = db.url().startsWith("jdbc:") ? db.url() : "jdbc:sqlite:" + db.url();
