@@ -412,7 +412,7 @@ class MainLoopTest {
     java.util.List<Long> attemptsAt = new CopyOnWriteArrayList<>();
     AtomicInteger failuresLeft = new AtomicInteger(3);
     dev.tether.mailbox.Mailbox<String, String> flaky =
-        new ForwardingMailbox<>("flaky", requests) {
+        new dev.tether.mailbox.ForwardingMailbox<>("flaky", requests) {
           @Override
           public List<Message<String, String>> receive(int max, Duration visibility, Duration wait) {
             attemptsAt.add(ticker.read());
@@ -458,7 +458,7 @@ class MainLoopTest {
     java.util.concurrent.atomic.AtomicBoolean available =
         new java.util.concurrent.atomic.AtomicBoolean(true);
     dev.tether.mailbox.Mailbox<String, String> store =
-        new ForwardingMailbox<>("store", requests) {
+        new dev.tether.mailbox.ForwardingMailbox<>("store", requests) {
           @Override
           public boolean isAvailable() {
             return available.get();

@@ -359,19 +359,13 @@ class InMemoryMailboxTest {
   // ---------------------------------------------------------------- reply in progress
 
   /** A reply mailbox whose sends block until released, to hold a reply "in flight". */
-  private static final class GatedMailbox implements Mailbox<String, String> {
-    final InMemoryMailbox<String, String> delegate;
+  private static final class GatedMailbox extends ForwardingMailbox<String, String> {
     final CountDownLatch entered = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
     volatile RuntimeException failWith;
 
     GatedMailbox(InMemoryMailbox<String, String> delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public String name() {
-      return delegate.name();
+      super(delegate.name(), delegate);
     }
 
     @Override
@@ -392,21 +386,6 @@ class InMemoryMailboxTest {
     @Override
     public String send(String body, Mailbox<String, ?> replyTo) {
       throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public List<Message<String, String>> receive(int max, Duration visibility, Duration wait) {
-      return delegate.receive(max, visibility, wait);
-    }
-
-    @Override
-    public long approximateCount() {
-      return delegate.approximateCount();
-    }
-
-    @Override
-    public long purge() {
-      return delegate.purge();
     }
 
     @Override

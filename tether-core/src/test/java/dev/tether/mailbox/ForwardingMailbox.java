@@ -1,16 +1,21 @@
-package dev.tether.loop;
+package dev.tether.mailbox;
 
-import dev.tether.mailbox.Mailbox;
-import dev.tether.mailbox.Message;
 import java.time.Duration;
 import java.util.List;
 
 /** A mailbox that forwards everything to another; tests override the calls they stage. */
-class ForwardingMailbox<T, R> implements Mailbox<T, R> {
+public class ForwardingMailbox<T, R> implements Mailbox<T, R> {
   private final String name;
-  private final Mailbox<T, R> delegate;
+  /** The mailbox calls are forwarded to. */
+  protected final Mailbox<T, R> delegate;
 
-  ForwardingMailbox(String name, Mailbox<T, R> delegate) {
+  /**
+   * Creates a forwarding mailbox.
+   *
+   * @param name the name it reports
+   * @param delegate where calls go
+   */
+  public ForwardingMailbox(String name, Mailbox<T, R> delegate) {
     this.name = name;
     this.delegate = delegate;
   }
