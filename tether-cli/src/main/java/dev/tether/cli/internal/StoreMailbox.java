@@ -40,9 +40,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Thread-safe. {@code receive} is {@link LeaseManager#acquire(AcquireRequest, Duration)}'s long
  * poll: woken at once by enqueues of this process and, on PostgreSQL, of any process (LISTEN /
- * NOTIFY); it returns early (empty) when its thread is interrupted, with the interrupt flag kept.
+ * NOTIFY); it returns early (empty) when its thread is interrupted, with the interrupt flag kept,
+ * and within {@link #CLOSE_CHECK} of {@link #close()}.
  */
 public final class StoreMailbox implements Mailbox<String, String> {
+  /** Longest time a waiting receive takes to notice {@link #close()}. */
+  static final Duration CLOSE_CHECK = Duration.ofMillis(200);
+
   private final TetherStore store;
   private final LeaseManager leases;
   private final String queue;
@@ -99,21 +103,31 @@ public final class StoreMailbox implements Mailbox<String, String> {
     if (maxMessages < 1 || maxMessages > MAX_MESSAGES_PER_RECEIVE) {
       throw new InvalidParameterException("maxMessages must be 1..10, was " + maxMessages);
     }
-    if (closed.get()) {
-      return List.of();
+    AcquireRequest request = AcquireRequest.batch(queue, visibilityTimeout, maxMessages);
+    long deadline = System.nanoTime() + Math.max(0, waitTime.toNanos());
+    while (!closed.get()) {
+      // Wait in slices so that close() is seen within CLOSE_CHECK; new items wake a slice at once.
+      long left = Math.max(0, deadline - System.nanoTime());
+      long slice = Math.min(left, CLOSE_CHECK.toNanos());
+      List<Lease> got;
+      try {
+        got = leases.acquire(request, Duration.ofNanos(slice));
+      } catch (TetherStoreException e) {
+        throw new MailboxConnectionException(
+            "cannot receive from queue '" + queue + "': " + e.getMessage(), e);
+      }
+      if (!got.isEmpty()) {
+        List<Message<String, String>> out = new ArrayList<>(got.size());
+        for (Lease l : got) {
+          out.add(new StoreMessage(l));
+        }
+        return out;
+      }
+      if (left <= slice || Thread.currentThread().isInterrupted()) {
+        break;
+      }
     }
-    List<Lease> got;
-    try {
-      got = leases.acquire(AcquireRequest.batch(queue, visibilityTimeout, maxMessages), waitTime);
-    } catch (TetherStoreException e) {
-      throw new MailboxConnectionException(
-          "cannot receive from queue '" + queue + "': " + e.getMessage(), e);
-    }
-    List<Message<String, String>> out = new ArrayList<>(got.size());
-    for (Lease l : got) {
-      out.add(new StoreMessage(l));
-    }
-    return out;
+    return List.of();
   }
 
   @Override
