@@ -21,6 +21,14 @@ public interface Ticker {
   /**
    * Returns the ticker backed by {@link System#nanoTime()}.
    *
+   * <p>While the clock is read in a tight loop (about a million readings a second, as when a
+   * handler beats on every iteration of a fast loop), readings come from a cached {@code
+   * System.nanoTime()} value that one daemon thread, {@code tether-clock}, refreshes every
+   * millisecond; the thread starts on the first such loop and parks (no CPU) once readings slow
+   * down. Cached readings lag by at most about a millisecond and never lead, so deadlines are never
+   * early. Setting the system property {@code tether.clock.cache} to {@code false} turns the cache
+   * off. For a cache you start and stop yourself, whatever the read rate, use {@link CoarseTicker}.
+   *
    * @return the system ticker
    */
   static Ticker system() {
@@ -34,6 +42,11 @@ enum SystemTicker implements Ticker {
 
   @Override
   public long read() {
-    return System.nanoTime();
+    return SystemClock.INSTANCE.read();
+  }
+
+  @Override
+  public String toString() {
+    return "Ticker.system()";
   }
 }

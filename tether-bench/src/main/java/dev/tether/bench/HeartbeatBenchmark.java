@@ -26,8 +26,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>Run: {@code java -jar tether-bench/target/benchmarks.jar HeartbeatBenchmark}. Average time per
  * operation, ten one-second iterations: the median of the iteration scores is the figure reported
- * (sample mode is useless here: its timer costs more than a beat). The {@code coarse*} variants
- * use a {@link CoarseTicker}; {@code nanoTimeBaseline} is the cost of the clock read alone.
+ * (sample mode is useless here: its timer costs more than a beat). The plain variants use the
+ * default {@code Ticker.system()}, which serves a tight loop like this one from a cached reading
+ * (see its Javadoc); the {@code directClock*} variants read {@code System.nanoTime()} on every
+ * beat (a ticker that is a plain method reference), the {@code coarse*} variants use a {@link
+ * CoarseTicker}; {@code nanoTimeBaseline} is the cost of the clock read alone.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -42,6 +45,8 @@ public class HeartbeatBenchmark {
   private CoarseTicker coarseTicker;
   private Heartbeat coarse;
   private LeaseExtender.Attachment coarseAttachment;
+  private Heartbeat direct;
+  private LeaseExtender.Attachment directAttachment;
 
   @Setup(Level.Trial)
   public void setUp() {
@@ -56,6 +61,10 @@ public class HeartbeatBenchmark {
     coarseAttachment =
         new LeaseExtender(LeaseExtenderConfig.of(Duration.ofHours(1), Duration.ofHours(2)))
             .attach(new NoOpMessage(), coarse);
+    direct = new Heartbeat(System::nanoTime);
+    directAttachment =
+        new LeaseExtender(LeaseExtenderConfig.of(Duration.ofHours(1), Duration.ofHours(2)))
+            .attach(new NoOpMessage(), direct);
   }
 
   @TearDown(Level.Trial)
@@ -65,6 +74,7 @@ public class HeartbeatBenchmark {
     }
     attachment.close();
     coarseAttachment.close();
+    directAttachment.close();
     coarseTicker.close();
   }
 
@@ -90,6 +100,18 @@ public class HeartbeatBenchmark {
   @Threads(4)
   public void coarseBeatWithExtenderFourThreads() {
     coarse.beat();
+  }
+
+  @Benchmark
+  @Threads(1)
+  public void directClockBeatWithExtenderOneThread() {
+    direct.beat();
+  }
+
+  @Benchmark
+  @Threads(4)
+  public void directClockBeatWithExtenderFourThreads() {
+    direct.beat();
   }
 
   @Benchmark
