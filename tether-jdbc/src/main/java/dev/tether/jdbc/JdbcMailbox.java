@@ -47,8 +47,9 @@ import org.slf4j.LoggerFactory;
  * {@link MessageFinalizedException}, an unreachable database {@link MailboxConnectionException},
  * an unencodable or oversized body {@link SerializationException} (nothing written).
  *
- * <p>Thread-safe. {@link #receive} long-polls the database (woken at once by sends in this
- * process); {@link #close()} wakes waiting receivers. Closing the mailbox does not close the
+ * <p>Thread-safe. {@link #receive} long-polls the database, woken at once by sends in this
+ * process and, on PostgreSQL with notifications on, by other processes' sends (see {@link
+ * Builder#pollInterval}); {@link #close()} wakes waiting receivers. Closing the mailbox does not close the
  * store.
  *
  * @param <T> the body type
@@ -60,8 +61,19 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   /** Default largest encoded body: 256 KiB, as in SQS. */
   public static final int DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
-  /** Default pause between database polls of a waiting receive. */
+  /**
+   * Default pause between database polls of a waiting receive on a store that hears no other
+   * process's sends: SQLite, or PostgreSQL with notifications off.
+   */
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(100);
+
+  /**
+   * Default pause between database polls of a waiting receive on PostgreSQL with notifications
+   * on (the default): sends of every process wake receivers through {@code LISTEN/NOTIFY}, so the
+   * poll only finds delayed messages coming due, expired leases and messages handed back by other
+   * processes.
+   */
+  public static final Duration DEFAULT_NOTIFIED_POLL_INTERVAL = Duration.ofSeconds(1);
 
   private final TetherStore store;
   private final String queue;
@@ -85,7 +97,9 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     this.capacity = b.capacity;
     this.maxBodyBytes = b.maxBodyBytes;
     this.clock = store.effectiveClock(b.clock);
-    this.pollInterval = b.pollInterval;
+    this.pollInterval = b.pollInterval != null
+        ? b.pollInterval
+        : store.usesNotifications() ? DEFAULT_NOTIFIED_POLL_INTERVAL : DEFAULT_POLL_INTERVAL;
     this.holder = b.holder;
     this.repo = new WorkItemRepository(store.dialect());
     store.registerQueue(queue, maxDeliveries, capacity);
@@ -205,6 +219,11 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
           + " bytes; nothing was written: send a reference to the data instead, or raise maxBodyBytes");
     }
     return bytes;
+  }
+
+  /** The pause between database polls of a waiting receive (the builder's, or the default). */
+  Duration pollInterval() {
+    return pollInterval;
   }
 
   @Override
@@ -531,7 +550,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private int capacity;
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private Clock clock;
-    private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+    private Duration pollInterval;
     private String holder = "mailbox-" + UUID.randomUUID();
 
     private Builder(TetherStore store, String queue, BodyCodec<T> bodyCodec, BodyCodec<R> replyCodec) {
@@ -598,8 +617,12 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
 
     /**
-     * Sets the pause between database polls of a waiting receive (messages sent by other
-     * processes are seen within it; sends in this process wake receivers at once).
+     * Sets the pause between database polls of a waiting receive. Sends in this process wake
+     * receivers at once, and so do other processes' sends on PostgreSQL with notifications on;
+     * the poll finds the rest (delayed messages coming due, expired leases, hand-backs by other
+     * processes, and on SQLite other processes' sends). Default {@link
+     * #DEFAULT_NOTIFIED_POLL_INTERVAL} (1 s) on PostgreSQL with notifications on, else {@link
+     * #DEFAULT_POLL_INTERVAL} (100 ms).
      *
      * @param interval 1 ms to 5 s
      * @return this builder

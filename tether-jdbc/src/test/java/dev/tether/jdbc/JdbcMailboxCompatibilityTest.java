@@ -3,6 +3,7 @@ package dev.tether.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.tether.jdbc.internal.Dialect;
 import dev.tether.mailbox.InMemoryMailbox;
 import dev.tether.mailbox.InvalidParameterException;
 import dev.tether.mailbox.MailboxConnectionException;
@@ -41,6 +42,18 @@ abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
     assertThatThrownBy(() -> m.send("x")).isInstanceOf(SerializationException.class)
         .hasMessageContaining("cannot encode x").hasMessageContaining("nothing was written");
     assertThat(m.approximateCount()).isZero();
+  }
+
+  @Test
+  void waitingReceiversPollOncePerSecondOnlyWhereOtherProcessesSendsWakeThem() {
+    JdbcMailbox<String, String> m = JdbcMailbox.ofStrings(store, "q");
+    boolean postgres = store.dialect() == Dialect.POSTGRES;
+    assertThat(store.usesNotifications()).isEqualTo(postgres);
+    assertThat(m.pollInterval())
+        .isEqualTo(postgres ? JdbcMailbox.DEFAULT_NOTIFIED_POLL_INTERVAL : JdbcMailbox.DEFAULT_POLL_INTERVAL);
+    assertThat(JdbcMailbox.builder(store, "q", BodyCodec.utf8(), BodyCodec.utf8())
+            .pollInterval(Duration.ofMillis(7)).build().pollInterval())
+        .isEqualTo(Duration.ofMillis(7));
   }
 
   @Test
