@@ -244,4 +244,54 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       }
     }
   }
+
+  /** The plan PostgreSQL makes for {@code sql} with these array parameters (ids, tokens, ids, then more). */
+  private static String planOf(Connection c, String sql, Long[] ids, Object... more) throws Exception {
+    try (java.sql.PreparedStatement ps = c.prepareStatement("EXPLAIN " + sql)) {
+      java.sql.Array idArray = c.createArrayOf("bigint", ids);
+      int i = 1;
+      if (sql.startsWith("UPDATE")) {
+        ps.setObject(i++, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
+        ps.setObject(i++, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
+      }
+      ps.setArray(i++, idArray);
+      ps.setArray(i++, c.createArrayOf("bigint", ids));
+      ps.setArray(i++, idArray);
+      for (Object o : more) {
+        ps.setObject(i++, o);
+      }
+      StringBuilder plan = new StringBuilder();
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          plan.append(rs.getString(1)).append('\n');
+        }
+      }
+      return plan.toString();
+    }
+  }
+
+  @Test
+  void groupCompletionsProbeThePrimaryKeyInsteadOfScanningThePartialIndexesOfLeases() throws Exception {
+    // Small partial indexes of leases (what a fresh queue has) made the planner scan a whole one
+    // and hash-join it, then keep that plan as the index filled with dead entries.
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      items.add(NewWorkItem.of("q", "x" + i));
+    }
+    w.enqueueAll(items);
+    List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 20));
+    Long[] ids = held.stream().limit(7).map(Lease::itemId).toArray(Long[]::new);
+    try (Connection c = store.dataSource().getConnection()) {
+      String completions = planOf(c, WorkItemRepository.COMPLETE_ALL_PG, ids);
+      assertThat(completions).contains("work_items_pkey").doesNotContain("work_items_leased")
+          .doesNotContain("Seq Scan on work_items");
+      String fused = planOf(c, WorkItemRepository.COMPLETE_ACQUIRE_PG, ids, "q", "q", 10,
+          c.createArrayOf("bigint", new Long[] {1L}), c.createArrayOf("text", new String[] {"h"}),
+          c.createArrayOf("bigint", new Long[] {1000L}));
+      String done = fused.substring(fused.indexOf("CTE done"), fused.indexOf("CTE x"));
+      assertThat(done).contains("work_items_pkey").doesNotContain("work_items_leased")
+          .doesNotContain("Seq Scan on work_items");
+    }
+  }
 }
