@@ -22,6 +22,11 @@ import java.util.concurrent.locks.LockSupport;
  * nothing is refused on its own (the others of its group commit), and if the group's transaction
  * fails, every completion of the group fails with that error and none is applied.
  *
+ * <p>Acquisitions join groups too (SQLite always; PostgreSQL for unfiltered acquisitions on the
+ * database clock): on PostgreSQL a group of completions without output and acquisitions from one
+ * queue is one auto-committed statement, so a worker's {@code receive} shares the WAL flush of
+ * concurrent acknowledgements instead of paying one of its own.
+ *
  * <p>Wake-ups are targeted: each waiting caller parks its own thread; a leader unparks exactly the
  * callers whose completions it committed, and when it steps down, the caller of the oldest queued
  * completion, which then leads the next group.
@@ -36,6 +41,8 @@ final class GroupCommitter {
   private final WorkItemRepository repo;
   private final ConcurrentLinkedQueue<Completion> pending = new ConcurrentLinkedQueue<>();
   private final Semaphore leaders;
+  /** Groups committed as one statement with acquisitions (PostgreSQL), for tests. */
+  private final java.util.concurrent.atomic.LongAdder fusedStatements = new java.util.concurrent.atomic.LongAdder();
 
   GroupCommitter(TetherStore store, WorkItemRepository repo, int parallelGroups) {
     this.store = store;
@@ -118,8 +125,10 @@ final class GroupCommitter {
 
   /**
    * Acquires for {@code holder} in the next group's transaction, after its completions (SQLite,
-   * where writes are serialized anyway: a worker's acquisition shares the commit of concurrent
-   * acknowledgements instead of taking one of its own). Blocks until committed; the leases are
+   * where writes are serialized anyway, and PostgreSQL: a worker's acquisition shares the commit
+   * of concurrent acknowledgements instead of taking one of its own; on PostgreSQL a group whose
+   * members have no output, no injected clock and whose acquisitions are from one queue without
+   * filters is one statement). Blocks until committed; the leases are
    * durable (as far as the engine's synchronous setting makes any commit durable) when this
    * returns. A completion of the same group refused for a stale token does not affect the
    * acquisition; a failed transaction fails every member, this acquisition included (nothing
@@ -143,6 +152,11 @@ final class GroupCommitter {
    */
   void submitAll(List<Completion> members) {
     await(members);
+  }
+
+  /** How many groups ran as one statement with acquisitions (PostgreSQL); for tests. */
+  long fusedStatements() {
+    return fusedStatements.sum();
   }
 
   private static boolean allDone(List<Completion> cs) {
@@ -226,16 +240,30 @@ final class GroupCommitter {
     }
     // On PostgreSQL a group without outputs, at one instant, is one UPDATE: auto-commit saves the
     // COMMIT round trip. Anything else runs in a transaction of its own.
-    boolean oneStatement = store.engine() == TetherStore.Engine.POSTGRESQL && acquisitions.isEmpty();
+    boolean postgres = store.engine() == TetherStore.Engine.POSTGRESQL;
+    boolean oneStatement = postgres && acquisitions.isEmpty();
     for (Completion x : group) {
       oneStatement &= x.output == null && x.clock == group.get(0).clock;
+    }
+    // On PostgreSQL, acquisitions from one queue (no filters) with completions without output, all
+    // at the database clock, are one statement too: one round trip and one WAL flush for the
+    // whole group instead of a commit per acquisition beside the group's.
+    boolean fused = postgres && !acquisitions.isEmpty();
+    for (Completion x : group) {
+      fused &= x.output == null && x.clock == null;
+      if (x.acquire != null) {
+        fused &= x.acquire.workType() == null && x.acquire.taskId() == null
+            && x.acquire.queue().equals(acquisitions.get(0).acquire.queue());
+      }
     }
     String what = group.size() == 1
         ? (acquisitions.isEmpty() ? "completing item " + group.get(0).id
             : "acquiring from queue '" + group.get(0).acquire.queue() + "'")
         : "completing " + completions.size() + " items and acquiring " + acquisitions.size() + " times";
     try {
-      List<TetherStoreException> refusals = oneStatement
+      List<TetherStoreException> refusals = fused
+          ? commitFused(what, completions, acquisitions)
+          : oneStatement
           ? store.writeOneStatement(what, conn -> completeAll(conn, completions))
           : store.write(what, conn -> {
             // Completions first: what a worker acknowledged is finished before it asks for more.
@@ -265,6 +293,43 @@ final class GroupCommitter {
       }
     }
     return true;
+  }
+
+  /**
+   * A PostgreSQL group of completions (no output, database clock) and acquisitions from one queue
+   * as one auto-committed statement. Sets each acquisition's leases; returns the completions'
+   * refusals. When the queue holds expired leases the statement takes nothing (its completions
+   * still commit); each acquisition then runs the full acquisition (which redelivers or fails the
+   * expired items) in a transaction of its own, and only its own failure is set on it.
+   */
+  private List<TetherStoreException> commitFused(
+      String what, List<Completion> completions, List<Completion> acquisitions) {
+    List<WorkItemRepository.Finish> finishes = new ArrayList<>(completions.size());
+    for (Completion x : completions) {
+      finishes.add(new WorkItemRepository.Finish(x.id, x.token, null, null));
+    }
+    List<WorkItemRepository.Take> takes = new ArrayList<>(acquisitions.size());
+    for (Completion a : acquisitions) {
+      takes.add(new WorkItemRepository.Take(a.holder, a.acquire.leaseDuration(), a.acquire.maxItems()));
+    }
+    String queue = acquisitions.get(0).acquire.queue();
+    WorkItemRepository.Fused out = store.writeOneStatement(what,
+        conn -> repo.completeAndAcquirePostgres(conn, finishes, queue, takes));
+    fusedStatements.increment();
+    for (int i = 0; i < acquisitions.size(); i++) {
+      Completion a = acquisitions.get(i);
+      if (!out.expired()) {
+        a.leases = out.leases().get(i);
+        continue;
+      }
+      try {
+        a.leases = store.write("acquiring from queue '" + queue + "'",
+            conn -> repo.acquire(conn, a.acquire, a.holder, store.now(conn, null), null));
+      } catch (RuntimeException e) {
+        a.error = e;
+      }
+    }
+    return out.refusals();
   }
 
   private List<TetherStoreException> completeAll(Connection conn, List<Completion> group)

@@ -368,15 +368,22 @@ public final class TetherStore implements AutoCloseable {
   }
 
   /**
-   * Acquires for {@code holder}: on PostgreSQL first as one auto-committed statement (one round
-   * trip, the database clock read inside it), falling back to the full transaction when the
-   * request filters or the queue holds expired leases; on SQLite with group commit on, in the
-   * group committer's next transaction (fused with concurrent completions), else in a
-   * transaction of its own.
+   * Acquires for {@code holder}: on PostgreSQL with group commit on, no filters and the database
+   * clock, in the group committer's next group (one statement with concurrent completions, one
+   * commit for all; the full acquisition in a transaction of its own when the queue holds
+   * expired leases); else on PostgreSQL first as one auto-committed statement (one round trip,
+   * the database clock read inside it), falling back to the full transaction when the request
+   * filters or the queue holds expired leases; on SQLite with group commit on, in the group
+   * committer's next transaction (fused with concurrent completions), else in a transaction of
+   * its own.
    */
   List<Lease> acquire(
       String what, WorkItemRepository repo, AcquireRequest request, String holder, Clock clock) {
-    if (dialect == Dialect.POSTGRES && request.workType() == null && request.taskId() == null) {
+    boolean unfiltered = request.workType() == null && request.taskId() == null;
+    if (dialect == Dialect.POSTGRES && unfiltered && clock == null && config.groupCommit()) {
+      return committer.acquire(request, holder, null);
+    }
+    if (dialect == Dialect.POSTGRES && unfiltered) {
       Optional<List<Lease>> fast = writeOneStatement(what,
           c -> repo.acquireFastPostgres(c, request, holder, clock == null ? null : now(c, clock)));
       if (fast.isPresent()) {

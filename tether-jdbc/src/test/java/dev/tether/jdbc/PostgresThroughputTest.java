@@ -5,8 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.tether.mailbox.Message;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -51,6 +57,241 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
           CompletableFuture.supplyAsync(() -> in.receive(1, LEASE, Duration.ofSeconds(20)));
       new LeaseManager(other, "producer").enqueue(NewWorkItem.of("poll", "hello"));
       assertThat(got.get()).extracting(Message::body).containsExactly("hello");
+    }
+  }
+
+  // ------------------------------------------------------------ fused group statement
+  // On the database clock (no clock in the store's config), a group's completions and
+  // acquisitions from one queue are one statement.
+
+  @Test
+  void aOneStatementGroupRefusesTheStaleCompletionAloneAndStillAcquires() {
+    try (TetherStore dbClock = db.open(TetherStoreConfig.defaults())) {
+      LeaseManager w = new LeaseManager(dbClock, "w");
+      List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b"), NewWorkItem.of("q", "c")));
+      List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 2));
+      assertThat(held).extracting(Lease::itemId).containsExactly(ids.get(0), ids.get(1));
+      GroupCommitter.Completion stale = new GroupCommitter.Completion(ids.get(0), held.get(0).token() ^ 1, null, null);
+      GroupCommitter.Completion good = new GroupCommitter.Completion(ids.get(1), held.get(1).token(), null, null);
+      GroupCommitter.Completion again = new GroupCommitter.Completion(ids.get(1), held.get(1).token(), null, null);
+      GroupCommitter.Completion acquisition =
+          GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", null);
+
+      dbClock.committer().submitAll(List.of(stale, good, again, acquisition));
+
+      assertThat(stale.error).isInstanceOf(LeaseConflictException.class);
+      assertThat(good.error).isNull();
+      assertThat(again.error).as("the same lease twice in one group: the second is refused")
+          .isInstanceOf(ItemFinalizedException.class);
+      assertThat(acquisition.error).isNull();
+      assertThat(acquisition.leases).extracting(Lease::itemId).containsExactly(ids.get(2));
+      WorkItem a = w.find(ids.get(0)).orElseThrow();
+      assertThat(a.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+      assertThat(a.leaseToken()).isEqualTo(held.get(0).token());
+      WorkItem b = w.find(ids.get(1)).orElseThrow();
+      assertThat(b.status()).isEqualTo(WorkStatus.COMPLETED);
+      assertThat(b.completedAt()).isNotNull();
+      assertThat(b.leaseExpiresAt()).isNull();
+      WorkItem c = w.find(ids.get(2)).orElseThrow();
+      assertThat(c.status()).isEqualTo(WorkStatus.IN_PROGRESS);
+      assertThat(c.leaseHolder()).isEqualTo("fused");
+      assertThat(c.leaseToken()).isEqualTo(acquisition.leases.get(0).token());
+      assertThat(c.deliveryCount()).isEqualTo(1);
+      assertThat(c.leaseExpiresAt()).isEqualTo(acquisition.leases.get(0).expiresAt());
+      assertThat(acquisition.leases.get(0).expiresAt())
+          .isEqualTo(acquisition.leases.get(0).acquiredAt().plus(LEASE));
+    }
+  }
+
+  @Test
+  void acquisitionsOfOneStatementGroupAreDealtInOrderWithTheirOwnHolderLeaseAndTokens() {
+    try (TetherStore dbClock = db.open(TetherStoreConfig.defaults())) {
+      LeaseManager w = new LeaseManager(dbClock, "w");
+      List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b"),
+          NewWorkItem.builder("q").input("urgent").priority(5).build(), NewWorkItem.of("q", "d")));
+      Duration shorter = Duration.ofSeconds(10);
+      GroupCommitter.Completion first =
+          GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 2), "one", null);
+      GroupCommitter.Completion second =
+          GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", shorter, 3), "two", null);
+
+      dbClock.committer().submitAll(List.of(first, second));
+
+      assertThat(first.error).isNull();
+      assertThat(second.error).isNull();
+      // highest priority first, then oldest; the first acquisition gets the first picked rows
+      assertThat(first.leases).extracting(Lease::itemId).containsExactly(ids.get(2), ids.get(0));
+      assertThat(second.leases).extracting(Lease::itemId).containsExactly(ids.get(1), ids.get(3));
+      Set<Long> tokens = new HashSet<>();
+      for (GroupCommitter.Completion acq : List.of(first, second)) {
+        Duration lease = acq == first ? LEASE : shorter;
+        for (Lease l : acq.leases) {
+          tokens.add(l.token());
+          WorkItem item = w.find(l.itemId()).orElseThrow();
+          assertThat(item.leaseHolder()).isEqualTo(acq.holder);
+          assertThat(item.leaseToken()).isEqualTo(l.token());
+          assertThat(item.leaseExpiresAt()).isEqualTo(l.acquiredAt().plus(lease));
+          assertThat(l.holder()).isEqualTo(acq.holder);
+        }
+      }
+      assertThat(tokens).hasSize(4);
+    }
+  }
+
+  @Test
+  void aOneStatementGroupFindingExpiredLeasesStillCompletesAndRedeliversThemThroughTheFullAcquisition() {
+    try (TetherStore dbClock = db.open(TetherStoreConfig.defaults())) {
+      LeaseManager w = new LeaseManager(dbClock, "w");
+      List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b")));
+      Lease kept = w.acquire(AcquireRequest.one("q", LEASE)).get(0);
+      Lease lapsing = w.acquire(AcquireRequest.one("q", Duration.ofMillis(1))).get(0);
+      assertThat(List.of(kept.itemId(), lapsing.itemId())).containsExactly(ids.get(0), ids.get(1));
+      // the database clock decides: wait until it is past the short lease
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+          dbClock.read("clock", c -> dbClock.now(c, null)).isAfter(lapsing.expiresAt()));
+      GroupCommitter.Completion done = new GroupCommitter.Completion(kept.itemId(), kept.token(), null, null);
+      GroupCommitter.Completion acquisition =
+          GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "taker", null);
+
+      dbClock.committer().submitAll(List.of(done, acquisition));
+
+      assertThat(done.error).isNull();
+      assertThat(w.find(kept.itemId()).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
+      assertThat(acquisition.error).isNull();
+      assertThat(acquisition.leases).extracting(Lease::itemId).containsExactly(lapsing.itemId());
+      WorkItem redelivered = w.find(lapsing.itemId()).orElseThrow();
+      assertThat(redelivered.leaseHolder()).isEqualTo("taker");
+      assertThat(redelivered.deliveryCount()).isEqualTo(2);
+      assertThat(redelivered.checkpoints()).extracting(Checkpoint::kind).containsExactly(Checkpoint.LEASE_EXPIRED);
+      assertThat(redelivered.checkpoints().get(0).leaseToken()).isEqualTo(lapsing.token());
+      // the old token is refused
+      GroupCommitter.Completion late = new GroupCommitter.Completion(lapsing.itemId(), lapsing.token(), null, null);
+      dbClock.committer().submitAll(List.of(late));
+      assertThat(late.error).isInstanceOf(LeaseConflictException.class);
+    }
+  }
+
+  @Test
+  void aOneStatementGroupThatFailsTakesNothingAndCompletesNothing() throws Exception {
+    try (TetherStore dbClock = db.open(TetherStoreConfig.defaults())) {
+      LeaseManager w = new LeaseManager(dbClock, "w");
+      List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b")));
+      Lease held = w.acquire(AcquireRequest.one("q", LEASE)).get(0);
+      try (Connection c = dbClock.dataSource().getConnection()) {
+        failCompletionOf(c, held.itemId());
+      }
+      GroupCommitter.Completion poisoned = new GroupCommitter.Completion(held.itemId(), held.token(), null, null);
+      GroupCommitter.Completion acquisition =
+          GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", null);
+
+      dbClock.committer().submitAll(List.of(poisoned, acquisition));
+
+      assertThat(poisoned.error).isInstanceOf(TetherStoreException.class);
+      assertThat(acquisition.error).isSameAs(poisoned.error);
+      assertThat(acquisition.leases).isNull();
+      assertThat(w.find(ids.get(0)).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+      assertThat(w.find(ids.get(1)).orElseThrow().status()).isEqualTo(WorkStatus.PENDING);
+    }
+  }
+
+  @Test
+  void onTheDatabaseClockConcurrentReceivesAndAcknowledgementsDrainEveryMessageExactlyOnce() throws Exception {
+    try (TetherStore dbClock = db.open(TetherStoreConfig.builder().maximumPoolSize(6).build())) {
+      JdbcMailbox<String, String> box = JdbcMailbox.ofStrings(dbClock, "q");
+      int n = 300;
+      List<NewWorkItem> items = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        items.add(NewWorkItem.builder("q").input("m" + i).build());
+      }
+      new LeaseManager(dbClock, "p").enqueueAll(items);
+      ExecutorService pool = Executors.newFixedThreadPool(6);
+      try {
+        List<Future<List<String>>> workers = new ArrayList<>();
+        for (int t = 0; t < 6; t++) {
+          workers.add(pool.submit(() -> {
+            List<String> seen = new ArrayList<>();
+            while (true) {
+              List<Message<String, String>> got = box.receive(3, LEASE, Duration.ZERO);
+              if (got.isEmpty()) {
+                return seen;
+              }
+              for (Message<String, String> m : got) {
+                m.acknowledge();
+                seen.add(m.body());
+              }
+            }
+          }));
+        }
+        List<String> all = new ArrayList<>();
+        for (Future<List<String>> f : workers) {
+          all.addAll(f.get());
+        }
+        assertThat(all).hasSize(n).doesNotHaveDuplicates();
+        // the receives went through the group committer, as one statement with its completions
+        assertThat(dbClock.committer().fusedStatements()).isPositive();
+      } finally {
+        pool.shutdownNow();
+      }
+      try (Connection c = dbClock.dataSource().getConnection();
+          java.sql.Statement st = c.createStatement();
+          java.sql.ResultSet rs = st.executeQuery("SELECT status, count(*), max(delivery_count) FROM work_items"
+              + " WHERE queue = 'q' GROUP BY status")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getString(1)).isEqualTo("completed");
+        assertThat(rs.getInt(2)).isEqualTo(n);
+        assertThat(rs.getInt(3)).isEqualTo(1);
+        assertThat(rs.next()).isFalse();
+      }
+    }
+  }
+
+  /** The plan PostgreSQL makes for {@code sql} with these array parameters (ids, tokens, ids, then more). */
+  private static String planOf(Connection c, String sql, Long[] ids, Object... more) throws Exception {
+    try (java.sql.PreparedStatement ps = c.prepareStatement("EXPLAIN " + sql)) {
+      java.sql.Array idArray = c.createArrayOf("bigint", ids);
+      int i = 1;
+      if (sql.startsWith("UPDATE")) {
+        ps.setObject(i++, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
+        ps.setObject(i++, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
+      }
+      ps.setArray(i++, idArray);
+      ps.setArray(i++, c.createArrayOf("bigint", ids));
+      ps.setArray(i++, idArray);
+      for (Object o : more) {
+        ps.setObject(i++, o);
+      }
+      StringBuilder plan = new StringBuilder();
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          plan.append(rs.getString(1)).append('\n');
+        }
+      }
+      return plan.toString();
+    }
+  }
+
+  @Test
+  void groupCompletionsProbeThePrimaryKeyInsteadOfScanningThePartialIndexesOfLeases() throws Exception {
+    // Small partial indexes of leases (what a fresh queue has) made the planner scan a whole one
+    // and hash-join it, then keep that plan as the index filled with dead entries.
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      items.add(NewWorkItem.of("q", "x" + i));
+    }
+    w.enqueueAll(items);
+    List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 20));
+    Long[] ids = held.stream().limit(7).map(Lease::itemId).toArray(Long[]::new);
+    try (Connection c = store.dataSource().getConnection()) {
+      String completions = planOf(c, WorkItemRepository.COMPLETE_ALL_PG, ids);
+      assertThat(completions).contains("work_items_pkey").doesNotContain("work_items_leased")
+          .doesNotContain("Seq Scan on work_items");
+      String fused = planOf(c, WorkItemRepository.COMPLETE_ACQUIRE_PG, ids, "q", "q", 10,
+          c.createArrayOf("bigint", new Long[] {1L}), c.createArrayOf("text", new String[] {"h"}),
+          c.createArrayOf("bigint", new Long[] {1000L}));
+      String done = fused.substring(fused.indexOf("CTE done"), fused.indexOf("CTE x"));
+      assertThat(done).contains("work_items_pkey").doesNotContain("work_items_leased")
+          .doesNotContain("Seq Scan on work_items");
     }
   }
 }
