@@ -1294,13 +1294,21 @@ final class WorkItemRepository {
   /** One renewal of a batch: the lease, the extension, and the instant (null: database clock, PostgreSQL only). */
   record Renewal(long id, long token, Duration duration, Instant now) {}
 
-  private static final String RENEW_ALL_PG =
+  // Renewals find their rows by primary key, as the completions do (see COMPLETE_ALL_PG): "in
+  // progress" said as status NOT IN ('pending', 'completed', 'failed') and the arrays' row count
+  // hidden behind LIMIT (SELECT cardinality(ids)), so that the planner neither answers the status
+  // test with the partial index of leases (whose dead entries it would then read) nor plans a
+  // sequential scan for an array it cannot size. Parameters: ids, tokens, extension millis,
+  // instants (epoch millis, null: the database clock), ids.
+  static final String RENEW_ALL_PG =
       "UPDATE work_items w SET lease_expires_at = GREATEST(w.lease_expires_at,"
           + " v.now + v.extend_ms * interval '1 millisecond'), heartbeat_at = v.now, updated_at = v.now"
           + " FROM (SELECT u.id, u.token, u.extend_ms, COALESCE(to_timestamp(u.at_ms / 1000.0),"
           + " date_trunc('milliseconds', clock_timestamp())) AS now"
-          + " FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) AS u(id, token, extend_ms, at_ms)) v"
-          + " WHERE w.id = v.id AND w.lease_token = v.token AND w.status = 'in_progress'"
+          + " FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) AS u(id, token, extend_ms, at_ms)"
+          + " LIMIT (SELECT cardinality(?::bigint[]))) v"
+          + " WHERE w.id = v.id AND w.lease_token = v.token"
+          + " AND w.status NOT IN ('pending', 'completed', 'failed')"
           + " RETURNING w.id, w.lease_token, w.lease_expires_at";
 
   /**
@@ -1349,6 +1357,7 @@ final class WorkItemRepository {
       ps.setArray(2, c.createArrayOf("bigint", tokens));
       ps.setArray(3, c.createArrayOf("bigint", extend));
       ps.setArray(4, c.createArrayOf("bigint", at));
+      ps.setArray(5, c.createArrayOf("bigint", ids));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           renewed.put(List.of(rs.getLong(1), rs.getLong(2)), d.getInstant(rs, "lease_expires_at"));

@@ -294,4 +294,37 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
           .doesNotContain("Seq Scan on work_items");
     }
   }
+
+  @Test
+  void groupRenewalsProbeThePrimaryKeyInsteadOfScanningThePartialIndexOfLeases() throws Exception {
+    // As for completions: status = 'in_progress' let the planner answer the status test with the
+    // partial index of leases (every queue's, dead entries included) instead of the primary key.
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      items.add(NewWorkItem.of("q", "x" + i));
+    }
+    w.enqueueAll(items);
+    List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 20));
+    Long[] ids = held.stream().limit(7).map(Lease::itemId).toArray(Long[]::new);
+    Long[] tokens = held.stream().limit(7).map(Lease::token).toArray(Long[]::new);
+    Long[] extend = new Long[ids.length];
+    java.util.Arrays.fill(extend, 30_000L);
+    try (Connection c = store.dataSource().getConnection();
+        java.sql.PreparedStatement ps = c.prepareStatement("EXPLAIN " + WorkItemRepository.RENEW_ALL_PG)) {
+      ps.setArray(1, c.createArrayOf("bigint", ids));
+      ps.setArray(2, c.createArrayOf("bigint", tokens));
+      ps.setArray(3, c.createArrayOf("bigint", extend));
+      ps.setArray(4, c.createArrayOf("bigint", new Long[ids.length]));
+      ps.setArray(5, c.createArrayOf("bigint", ids));
+      StringBuilder plan = new StringBuilder();
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          plan.append(rs.getString(1)).append('\n');
+        }
+      }
+      assertThat(plan.toString()).contains("work_items_pkey").doesNotContain("work_items_leased")
+          .doesNotContain("Seq Scan on work_items");
+    }
+  }
 }
