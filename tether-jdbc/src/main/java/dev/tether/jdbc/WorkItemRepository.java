@@ -518,21 +518,7 @@ final class WorkItemRepository {
           if (rs.wasNull()) {
             continue;
           }
-          out.add(new Lease(
-              id,
-              rs.getLong("lease_token"),
-              holder,
-              rs.getString("queue"),
-              rs.getString("task_id"),
-              rs.getString("work_type"),
-              rs.getInt("priority"),
-              rs.getInt("delivery_count"),
-              rs.getInt("max_attempts"),
-              d.getInstant(rs, "lease_acquired_at"),
-              d.getInstant(rs, "lease_expires_at"),
-              rs.getBytes("input_data"),
-              rs.getString("reply_to"),
-              d.getInstant(rs, "created_at")));
+          out.add(takenLease(rs, id, holder));
         }
       }
     }
@@ -541,6 +527,25 @@ final class WorkItemRepository {
     }
     out.sort(Comparator.comparingInt((Lease x) -> -x.priority()).thenComparingLong(Lease::itemId));
     return Optional.of(out);
+  }
+
+  /** A lease just taken by a one-statement acquisition, from its {@code RETURNING} row. */
+  private Lease takenLease(ResultSet rs, long id, String holder) throws SQLException {
+    return new Lease(
+        id,
+        rs.getLong("lease_token"),
+        holder,
+        rs.getString("queue"),
+        rs.getString("task_id"),
+        rs.getString("work_type"),
+        rs.getInt("priority"),
+        rs.getInt("delivery_count"),
+        rs.getInt("max_attempts"),
+        d.getInstant(rs, "lease_acquired_at"),
+        d.getInstant(rs, "lease_expires_at"),
+        rs.getBytes("input_data"),
+        rs.getString("reply_to"),
+        d.getInstant(rs, "created_at"));
   }
 
   /**
@@ -672,21 +677,7 @@ final class WorkItemRepository {
             continue;
           }
           int t = owner[(int) rs.getLong("ord")];
-          leases.get(t).add(new Lease(
-              id,
-              rs.getLong("lease_token"),
-              takes.get(t).holder(),
-              rs.getString("queue"),
-              rs.getString("task_id"),
-              rs.getString("work_type"),
-              rs.getInt("priority"),
-              rs.getInt("delivery_count"),
-              rs.getInt("max_attempts"),
-              d.getInstant(rs, "lease_acquired_at"),
-              d.getInstant(rs, "lease_expires_at"),
-              rs.getBytes("input_data"),
-              rs.getString("reply_to"),
-              d.getInstant(rs, "created_at")));
+          leases.get(t).add(takenLease(rs, id, takes.get(t).holder()));
         }
       }
     }

@@ -199,39 +199,10 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     try (TetherStore dbClock = db.open(TetherStoreConfig.builder().maximumPoolSize(6).build())) {
       JdbcMailbox<String, String> box = JdbcMailbox.ofStrings(dbClock, "q");
       int n = 300;
-      List<NewWorkItem> items = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        items.add(NewWorkItem.builder("q").input("m" + i).build());
-      }
-      new LeaseManager(dbClock, "p").enqueueAll(items);
-      ExecutorService pool = Executors.newFixedThreadPool(6);
-      try {
-        List<Future<List<String>>> workers = new ArrayList<>();
-        for (int t = 0; t < 6; t++) {
-          workers.add(pool.submit(() -> {
-            List<String> seen = new ArrayList<>();
-            while (true) {
-              List<Message<String, String>> got = box.receive(3, LEASE, Duration.ZERO);
-              if (got.isEmpty()) {
-                return seen;
-              }
-              for (Message<String, String> m : got) {
-                m.acknowledge();
-                seen.add(m.body());
-              }
-            }
-          }));
-        }
-        List<String> all = new ArrayList<>();
-        for (Future<List<String>> f : workers) {
-          all.addAll(f.get());
-        }
-        assertThat(all).hasSize(n).doesNotHaveDuplicates();
-        // the receives went through the group committer, as one statement with its completions
-        assertThat(dbClock.committer().fusedStatements()).isPositive();
-      } finally {
-        pool.shutdownNow();
-      }
+      enqueueNumbered(dbClock, "q", n);
+      assertThat(drainConcurrently(box, 6)).hasSize(n).doesNotHaveDuplicates();
+      // the receives went through the group committer, as one statement with its completions
+      assertThat(dbClock.committer().fusedStatements()).isPositive();
       try (Connection c = dbClock.dataSource().getConnection();
           java.sql.Statement st = c.createStatement();
           java.sql.ResultSet rs = st.executeQuery("SELECT status, count(*), max(delivery_count) FROM work_items"
@@ -243,6 +214,28 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
         assertThat(rs.next()).isFalse();
       }
     }
+  }
+
+  /** 20 leases held on a queue of 200 items (small partial indexes of leases, as in a fresh queue). */
+  private List<Lease> leasesAmongMany() {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      items.add(NewWorkItem.of("q", "x" + i));
+    }
+    w.enqueueAll(items);
+    return w.acquire(AcquireRequest.batch("q", LEASE, 20));
+  }
+
+  /** Runs an {@code EXPLAIN} statement and returns its plan text. */
+  private static String explain(java.sql.PreparedStatement ps) throws Exception {
+    StringBuilder plan = new StringBuilder();
+    try (java.sql.ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        plan.append(rs.getString(1)).append('\n');
+      }
+    }
+    return plan.toString();
   }
 
   /** The plan PostgreSQL makes for {@code sql} with these array parameters (ids, tokens, ids, then more). */
@@ -260,13 +253,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       for (Object o : more) {
         ps.setObject(i++, o);
       }
-      StringBuilder plan = new StringBuilder();
-      try (java.sql.ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          plan.append(rs.getString(1)).append('\n');
-        }
-      }
-      return plan.toString();
+      return explain(ps);
     }
   }
 
@@ -274,13 +261,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
   void groupCompletionsProbeThePrimaryKeyInsteadOfScanningThePartialIndexesOfLeases() throws Exception {
     // Small partial indexes of leases (what a fresh queue has) made the planner scan a whole one
     // and hash-join it, then keep that plan as the index filled with dead entries.
-    LeaseManager w = new LeaseManager(store, "w");
-    List<NewWorkItem> items = new ArrayList<>();
-    for (int i = 0; i < 200; i++) {
-      items.add(NewWorkItem.of("q", "x" + i));
-    }
-    w.enqueueAll(items);
-    List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 20));
+    List<Lease> held = leasesAmongMany();
     Long[] ids = held.stream().limit(7).map(Lease::itemId).toArray(Long[]::new);
     try (Connection c = store.dataSource().getConnection()) {
       String completions = planOf(c, WorkItemRepository.COMPLETE_ALL_PG, ids);
@@ -299,13 +280,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
   void groupRenewalsProbeThePrimaryKeyInsteadOfScanningThePartialIndexOfLeases() throws Exception {
     // As for completions: status = 'in_progress' let the planner answer the status test with the
     // partial index of leases (every queue's, dead entries included) instead of the primary key.
-    LeaseManager w = new LeaseManager(store, "w");
-    List<NewWorkItem> items = new ArrayList<>();
-    for (int i = 0; i < 200; i++) {
-      items.add(NewWorkItem.of("q", "x" + i));
-    }
-    w.enqueueAll(items);
-    List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 20));
+    List<Lease> held = leasesAmongMany();
     Long[] ids = held.stream().limit(7).map(Lease::itemId).toArray(Long[]::new);
     Long[] tokens = held.stream().limit(7).map(Lease::token).toArray(Long[]::new);
     Long[] extend = new Long[ids.length];
@@ -317,13 +292,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       ps.setArray(3, c.createArrayOf("bigint", extend));
       ps.setArray(4, c.createArrayOf("bigint", new Long[ids.length]));
       ps.setArray(5, c.createArrayOf("bigint", ids));
-      StringBuilder plan = new StringBuilder();
-      try (java.sql.ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          plan.append(rs.getString(1)).append('\n');
-        }
-      }
-      assertThat(plan.toString()).contains("work_items_pkey").doesNotContain("work_items_leased")
+      assertThat(explain(ps)).contains("work_items_pkey").doesNotContain("work_items_leased")
           .doesNotContain("Seq Scan on work_items");
     }
   }
