@@ -456,6 +456,21 @@ final class WorkItemRepository {
   }
 
   /**
+   * The common part of the one-statement PostgreSQL acquisitions, after a CTE {@code t(now)}:
+   * {@code x} says whether the queue holds an expired lease at {@code t.now} (an index range scan);
+   * {@code pick} locks up to n pending due items, highest priority then oldest, {@code SKIP
+   * LOCKED}, and none when {@code x} found an expired lease; {@code num} numbers them in that
+   * order. Parameters: queue, queue, n.
+   */
+  private static final String PICK_PG =
+      " x AS (SELECT EXISTS (SELECT 1 FROM work_items e WHERE e.queue = ?"
+          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t)) AS expired),"
+          + " pick AS (SELECT w.id, w.priority FROM work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
+          + " AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
+          + " ORDER BY w.priority DESC, w.id LIMIT ? FOR UPDATE OF w SKIP LOCKED),"
+          + " num AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM pick),";
+
+  /**
    * The PostgreSQL acquisition in one auto-committed statement, for the common case: when the
    * queue holds no expired lease (checked in the statement, at the statement's instant), pick up
    * to n pending due items (highest priority, then oldest; SKIP LOCKED) and lease each with its
@@ -467,12 +482,7 @@ final class WorkItemRepository {
    */
   private static final String ACQUIRE_FAST_PG =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
-          + " x AS (SELECT EXISTS (SELECT 1 FROM work_items e WHERE e.queue = ?"
-          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t)) AS expired),"
-          + " pick AS (SELECT w.id, w.priority FROM work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
-          + " AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
-          + " ORDER BY w.priority DESC, w.id LIMIT ? FOR UPDATE OF w SKIP LOCKED),"
-          + " num AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM pick),"
+          + PICK_PG
           + " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = k.token,"
           + " lease_acquired_at = t.now, lease_expires_at = t.now + ?::bigint * interval '1 millisecond',"
           + " heartbeat_at = t.now, delivery_count = w.delivery_count + 1,"
@@ -569,12 +579,7 @@ final class WorkItemRepository {
           + " WHERE w.id = v.id AND w.lease_token = v.token"
           + " AND w.status NOT IN ('pending', 'completed', 'failed')"
           + " RETURNING w.id, w.lease_token),"
-          + " x AS (SELECT EXISTS (SELECT 1 FROM work_items e WHERE e.queue = ?"
-          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t)) AS expired),"
-          + " pick AS (SELECT w.id, w.priority FROM work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
-          + " AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
-          + " ORDER BY w.priority DESC, w.id LIMIT ? FOR UPDATE OF w SKIP LOCKED),"
-          + " num AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM pick),"
+          + PICK_PG
           + " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = k.holder,"
           + " lease_token = k.token, lease_acquired_at = t.now,"
           + " lease_expires_at = t.now + k.ms * interval '1 millisecond',"
