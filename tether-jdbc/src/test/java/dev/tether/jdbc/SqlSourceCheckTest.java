@@ -29,6 +29,7 @@ class SqlSourceCheckTest {
       "d.skipLocked()", "Dialect constant: \" FOR UPDATE SKIP LOCKED\" on PostgreSQL, \"\" on SQLite",
       "config.busyTimeout().toMillis()", "a long from validated TetherStoreConfig (PRAGMA takes no parameters)",
       "ITEM_COLUMNS", "AdminRepository constant: the fixed column list of work_items",
+      "PICK_PG", "WorkItemRepository constant: the expired-lease check and SKIP LOCKED pick shared by the one-statement acquisitions",
       "String.join(L, where)", "AdminRepository: joins only the literal fragments \"queue = ?\" and \"status = ?\"");
 
   private static final Pattern SQL_WORD = Pattern.compile(
