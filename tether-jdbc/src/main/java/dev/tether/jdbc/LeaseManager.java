@@ -204,7 +204,7 @@ public final class LeaseManager {
    * @return 1 s on PostgreSQL with notifications, else 200 ms
    */
   static Duration waitPollInterval(TetherStore store) {
-    return store.usesNotifications() ? Duration.ofSeconds(1) : Duration.ofMillis(200);
+    return store.usesNotifications() ? JdbcMailbox.DEFAULT_NOTIFIED_POLL_INTERVAL : Duration.ofMillis(200);
   }
 
   /** Longest wait of {@link #acquire(AcquireRequest, Duration)}. */

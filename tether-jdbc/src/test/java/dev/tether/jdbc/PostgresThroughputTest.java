@@ -10,9 +10,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -174,23 +171,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
   @Test
   void aOneStatementGroupThatFailsTakesNothingAndCompletesNothing() throws Exception {
     try (TetherStore dbClock = db.open(TetherStoreConfig.defaults())) {
-      LeaseManager w = new LeaseManager(dbClock, "w");
-      List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b")));
-      Lease held = w.acquire(AcquireRequest.one("q", LEASE)).get(0);
-      try (Connection c = dbClock.dataSource().getConnection()) {
-        failCompletionOf(c, held.itemId());
-      }
-      GroupCommitter.Completion poisoned = new GroupCommitter.Completion(held.itemId(), held.token(), null, null);
-      GroupCommitter.Completion acquisition =
-          GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", null);
-
-      dbClock.committer().submitAll(List.of(poisoned, acquisition));
-
-      assertThat(poisoned.error).isInstanceOf(TetherStoreException.class);
-      assertThat(acquisition.error).isSameAs(poisoned.error);
-      assertThat(acquisition.leases).isNull();
-      assertThat(w.find(ids.get(0)).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
-      assertThat(w.find(ids.get(1)).orElseThrow().status()).isEqualTo(WorkStatus.PENDING);
+      assertAFailingGroupTakesNothingAndCompletesNothing(dbClock, null);
     }
   }
 

@@ -349,17 +349,27 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
 
   @Test
   void aFusedGroupWhoseTransactionFailsTakesNothingAndCompletesNothing() throws Exception {
-    LeaseManager w = new LeaseManager(store, "w");
+    assertAFailingGroupTakesNothingAndCompletesNothing(store, clock);
+  }
+
+  /**
+   * Submits a completion whose update a trigger refuses and an acquisition as one group on
+   * {@code s} (instants from {@code groupClock}, null: the database clock): both fail with the same
+   * error, the held item stays in progress and the pending one stays pending and can be taken.
+   */
+  void assertAFailingGroupTakesNothingAndCompletesNothing(TetherStore s, java.time.Clock groupClock)
+      throws Exception {
+    LeaseManager w = new LeaseManager(s, "w");
     List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b")));
     Lease held = w.acquire("q", LEASE).orElseThrow();
-    try (Connection c = store.dataSource().getConnection()) {
+    try (Connection c = s.dataSource().getConnection()) {
       failCompletionOf(c, held.itemId());
     }
-    GroupCommitter.Completion poisoned = new GroupCommitter.Completion(held.itemId(), held.token(), null, clock);
+    GroupCommitter.Completion poisoned = new GroupCommitter.Completion(held.itemId(), held.token(), null, groupClock);
     GroupCommitter.Completion acquisition =
-        GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", clock);
+        GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", groupClock);
 
-    store.committer().submitAll(List.of(poisoned, acquisition));
+    s.committer().submitAll(List.of(poisoned, acquisition));
 
     assertThat(poisoned.error).isInstanceOf(TetherStoreException.class);
     assertThat(acquisition.error).isSameAs(poisoned.error);
