@@ -39,7 +39,7 @@ final class WorkItemRepository {
   private static final String INSERT =
       "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
           + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
-          + " updated_at) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?)"
+          + " updated_at, scheduled) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)"
           + " ON CONFLICT (queue, idempotency_key) DO NOTHING RETURNING id";
 
   private static final String TAKE =
@@ -50,8 +50,8 @@ final class WorkItemRepository {
 
   private static final String RECLAIM =
       "UPDATE work_items SET status = ?, lease_holder = NULL, lease_token = NULL,"
-          + " lease_expires_at = NULL, available_at = ?, error_message = ?, completed_at = ?,"
-          + " updated_at = ? WHERE id = ? AND status = 'in_progress' AND lease_token = ?"
+          + " lease_expires_at = NULL, available_at = ?, scheduled = FALSE, error_message = ?,"
+          + " completed_at = ?, updated_at = ? WHERE id = ? AND status = 'in_progress' AND lease_token = ?"
           + " AND lease_expires_at <= ?";
 
   private static final String CHECKPOINT =
@@ -105,6 +105,7 @@ final class WorkItemRepository {
       d.setBytes(ps, 9, item.inputUnsafe());
       d.setInstant(ps, 10, now);
       d.setInstant(ps, 11, now);
+      ps.setBoolean(12, !item.delay().isZero());
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
           return rs.getLong(1);
@@ -126,14 +127,14 @@ final class WorkItemRepository {
    * the parameter or, when null, the database clock read by the statement itself, and the
    * notification (when a channel is given) is sent by the same statement, so that auto-committed
    * it is one round trip. Parameters: now, queue, task, type, priority, max attempts, delay
-   * millis, reply-to, input, channel (or null: no notification).
+   * millis, reply-to, input, whether delayed (scheduled), channel (or null: no notification).
    */
   private static final String INSERT_ONE_PG =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
           + " ins AS (INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
-          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at)"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled)"
           + " SELECT ?, ?, ?, 'pending', ?, 0, ?, t.now + ?::bigint * interval '1 millisecond', ?, ?,"
-          + " t.now, t.now FROM t RETURNING id)"
+          + " t.now, t.now, ? FROM t RETURNING id)"
           + " SELECT ins.id, CASE WHEN n.channel IS NOT NULL THEN pg_notify(n.channel, '') END"
           + " FROM ins, (SELECT ?::text AS channel) n";
 
@@ -159,7 +160,8 @@ final class WorkItemRepository {
       ps.setLong(7, item.delay().toMillis());
       ps.setString(8, item.replyTo());
       d.setBytes(ps, 9, item.inputUnsafe());
-      ps.setString(10, notifyChannel);
+      ps.setBoolean(10, !item.delay().isZero());
+      ps.setString(11, notifyChannel);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new IllegalStateException("insert of an item on queue '" + item.queue()
@@ -170,7 +172,7 @@ final class WorkItemRepository {
     }
   }
 
-  /** Rows per multi-row INSERT of a batch enqueue (11 parameters each; well under both engines' limits). */
+  /** Rows per multi-row INSERT of a batch enqueue (12 parameters each; well under both engines' limits). */
   static final int INSERT_CHUNK = 500;
 
   /** Rows per one-statement array INSERT of a batch enqueue on PostgreSQL. */
@@ -214,9 +216,9 @@ final class WorkItemRepository {
     StringBuilder sql = new StringBuilder(
         "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
             + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
-            + " updated_at) VALUES ");
+            + " updated_at, scheduled) VALUES ");
     for (int i = 0; i < run.size(); i++) {
-      sql.append(i == 0 ? "" : ", ").append("(?, ?, ?, 'pending', ?, 0, ?, ?, NULL, ?, ?, ?, ?)");
+      sql.append(i == 0 ? "" : ", ").append("(?, ?, ?, 'pending', ?, 0, ?, ?, NULL, ?, ?, ?, ?, ?)");
     }
     sql.append(" RETURNING id");
     List<Long> ids = new ArrayList<>(run.size());
@@ -233,6 +235,7 @@ final class WorkItemRepository {
         d.setBytes(ps, p++, item.inputUnsafe());
         d.setInstant(ps, p++, now);
         d.setInstant(ps, p++, now);
+        ps.setBoolean(p++, !item.delay().isZero());
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -252,9 +255,10 @@ final class WorkItemRepository {
 
   private static final String INSERT_ALL_PG =
       "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
-          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at)"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled)"
           + " SELECT v.queue, v.task_id, v.work_type, 'pending', v.priority, 0, v.max_attempts,"
-          + " ?::timestamptz + v.delay_ms * interval '1 millisecond', v.reply_to, v.input_data, ?, ?"
+          + " ?::timestamptz + v.delay_ms * interval '1 millisecond', v.reply_to, v.input_data, ?, ?,"
+          + " v.delay_ms > 0"
           + " FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::bigint[], ?::text[],"
           + " ?::bytea[]) WITH ORDINALITY AS v(queue, task_id, work_type, priority, max_attempts,"
           + " delay_ms, reply_to, input_data, ord) ORDER BY v.ord RETURNING id";
@@ -363,6 +367,27 @@ final class WorkItemRepository {
       "SELECT 1 FROM work_items WHERE queue = ? AND status = 'in_progress'"
           + " AND lease_expires_at <= ? LIMIT 1";
 
+  /**
+   * Makes up to 1,000 of the queue's scheduled (delayed) pending items that are due at {@code
+   * now}, earliest first, ordinary pending items, which the picks find through {@code
+   * work_items_pending} (the next acquisition promotes more): an index range probe on {@code
+   * work_items_scheduled}, one descent when none is due. Parameters: queue, now.
+   */
+  static final String PROMOTE =
+      "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id IN (SELECT id FROM work_items"
+          + " WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
+          + " ORDER BY available_at, id LIMIT 1000)";
+
+  /** Promotes {@code queue}'s due scheduled items (see {@link #PROMOTE}); returns how many. */
+  int promoteDue(Connection c, String queue, Instant now) throws SQLException {
+    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, PROMOTE)) {
+      PreparedStatement ps = st.ps();
+      ps.setString(1, queue);
+      d.setInstant(ps, 2, now);
+      return ps.executeUpdate();
+    }
+  }
+
   /** Whether {@code queue} holds an in-progress item whose lease expired at {@code now}. */
   private boolean anyExpired(Connection c, String queue, Instant now) throws SQLException {
     try (StatementCache.Stmt st = StatementCache.prepare(cache, c, ANY_EXPIRED)) {
@@ -388,6 +413,8 @@ final class WorkItemRepository {
     // On SQLite (one writer; this transaction holds the write lock) one indexed probe first: with
     // no expired lease in the queue, the two queries for expired leases below cannot find any.
     boolean anyExpired = d != Dialect.SQLITE || anyExpired(c, r.queue(), now);
+    // Delayed items that came due join the pending items the pick below sees.
+    promoteDue(c, r.queue(), now);
     List<Expired> doomed = anyExpired
         ? findExpired(c, r.queue(), now, RECLAIM_ON_ACQUIRE, false, true) : List.of();
     if (!doomed.isEmpty()) {
@@ -457,30 +484,38 @@ final class WorkItemRepository {
 
   /**
    * The common part of the one-statement PostgreSQL acquisitions, after a CTE {@code t(now)}:
-   * {@code x} says whether the queue holds an expired lease at {@code t.now} (an index range scan);
-   * {@code pick} locks up to n pending due items, highest priority then oldest, {@code SKIP
-   * LOCKED}, and none when {@code x} found an expired lease; {@code num} numbers them in that
-   * order. Parameters: queue, queue, n.
+   * {@code x} says whether the queue needs the full acquisition at {@code t.now}: it holds an
+   * expired lease, or a scheduled (delayed) pending item that is due and not yet promoted (two
+   * index probes; the second reads the earliest scheduled instant rather than asking whether one
+   * is due, since the planner costs {@code EXISTS} as stopping at the first of many matches and
+   * would scan the table for one that is not there); {@code pick} locks up to n pending due
+   * unscheduled items, highest priority then oldest, {@code SKIP LOCKED}, and none when {@code x}
+   * is true; {@code num} numbers them in that order. Parameters: queue, queue, queue, n.
    */
   private static final String PICK_PG =
       " x AS (SELECT EXISTS (SELECT 1 FROM work_items e WHERE e.queue = ?"
-          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t)) AS expired),"
+          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t))"
+          + " OR COALESCE((SELECT s.available_at FROM work_items s WHERE s.queue = ?"
+          + " AND s.status = 'pending' AND s.scheduled = TRUE ORDER BY s.available_at LIMIT 1)"
+          + " <= (SELECT now FROM t), FALSE) AS expired),"
           + " pick AS (SELECT w.id, w.priority FROM work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
-          + " AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
+          + " AND w.scheduled = FALSE AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
           + " ORDER BY w.priority DESC, w.id LIMIT ? FOR UPDATE OF w SKIP LOCKED),"
           + " num AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM pick),";
 
   /**
    * The PostgreSQL acquisition in one auto-committed statement, for the common case: when the
-   * queue holds no expired lease (checked in the statement, at the statement's instant), pick up
-   * to n pending due items (highest priority, then oldest; SKIP LOCKED) and lease each with its
-   * own token from the array (in pick order). The first column says whether expired leases exist
-   * (then nothing was taken: the caller runs the full acquisition, which redelivers or fails
-   * them); the instant is a scalar subquery there so that the check is an index range scan
-   * (work_items_leased_by_queue) rather than a filter over every lease of the queue. Parameters: now (null: the database clock), queue, queue, n, holder, lease millis,
-   * tokens.
+   * queue holds no expired lease and no due scheduled item (checked in the statement, at the
+   * statement's instant), pick up to n pending due items (highest priority, then oldest; SKIP
+   * LOCKED) and lease each with its own token from the array (in pick order). The first column
+   * says whether the full acquisition must run instead (then nothing was taken: the caller runs
+   * it, which redelivers or fails expired leases and promotes due scheduled items); the instant
+   * is a scalar subquery there so that the checks are index range scans
+   * (work_items_leased_by_queue, work_items_scheduled) rather than filters over every lease or
+   * scheduled item of the queue. Parameters: now (null: the database clock), queue, queue,
+   * queue, n, holder, lease millis, tokens.
    */
-  private static final String ACQUIRE_FAST_PG =
+  static final String ACQUIRE_FAST_PG =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
           + PICK_PG
           + " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = k.token,"
@@ -496,9 +531,10 @@ final class WorkItemRepository {
 
   /**
    * Acquires on PostgreSQL in one statement (run it auto-committed: one round trip) when the
-   * request has no work type or task filter and the queue holds no expired lease. Returns empty
-   * when the full {@link #acquire} must run instead (filters, or expired leases to redeliver or
-   * fail: nothing was taken then); else the leases, highest priority first, then oldest.
+   * request has no work type or task filter and the queue holds no expired lease and no due
+   * scheduled item. Returns empty when the full {@link #acquire} must run instead (filters,
+   * expired leases to redeliver or fail, or due scheduled items to promote: nothing was taken
+   * then); else the leases, highest priority first, then oldest.
    *
    * @param now the instant, or null for the database clock at the statement
    */
@@ -517,10 +553,11 @@ final class WorkItemRepository {
       d.setInstant(ps, 1, now);
       ps.setString(2, r.queue());
       ps.setString(3, r.queue());
-      ps.setInt(4, r.maxItems());
-      ps.setString(5, holder);
-      ps.setLong(6, r.leaseDuration().toMillis());
-      ps.setArray(7, c.createArrayOf("bigint", tokens));
+      ps.setString(4, r.queue());
+      ps.setInt(5, r.maxItems());
+      ps.setString(6, holder);
+      ps.setLong(7, r.leaseDuration().toMillis());
+      ps.setArray(8, c.createArrayOf("bigint", tokens));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           expired |= rs.getBoolean(1);
@@ -568,7 +605,7 @@ final class WorkItemRepository {
    * the pick touch disjoint rows (in progress against pending), and all parts see the same
    * snapshot: a row completed here is not picked here. When the queue holds expired leases
    * nothing is picked (the first column says so) and the completions still apply. Parameters:
-   * ids, tokens, ids, queue, queue, n, tokens, holders, lease millis.
+   * ids, tokens, ids, queue, queue, queue, n, tokens, holders, lease millis.
    */
   static final String COMPLETE_ACQUIRE_PG =
       "WITH t AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS now),"
@@ -657,10 +694,11 @@ final class WorkItemRepository {
       ps.setArray(3, idArray);
       ps.setString(4, queue);
       ps.setString(5, queue);
-      ps.setInt(6, total);
-      ps.setArray(7, c.createArrayOf("bigint", tokens));
-      ps.setArray(8, c.createArrayOf("text", holders));
-      ps.setArray(9, c.createArrayOf("bigint", millis));
+      ps.setString(6, queue);
+      ps.setInt(7, total);
+      ps.setArray(8, c.createArrayOf("bigint", tokens));
+      ps.setArray(9, c.createArrayOf("text", holders));
+      ps.setArray(10, c.createArrayOf("bigint", millis));
       boolean first = true;
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -768,28 +806,38 @@ final class WorkItemRepository {
     return out;
   }
 
-  private List<Candidate> candidates(
-      Connection c, AcquireRequest r, String holder, Instant now, Instant expires, boolean pending)
-      throws SQLException {
+  /**
+   * The pick of the full acquisition: pending due unscheduled items, or in-progress items whose
+   * lease expired with deliveries left, of one queue, highest priority then oldest. Parameters:
+   * queue, now, the work type and task id when filtered, n.
+   */
+  static String candidatesSql(Dialect d, boolean pending, boolean byWorkType, boolean byTaskId) {
     StringBuilder sql = new StringBuilder(CANDIDATE_COLUMNS);
     if (pending) {
-      sql.append(" AND status = 'pending' AND available_at <= ?");
+      sql.append(" AND status = 'pending' AND scheduled = FALSE AND available_at <= ?");
     } else {
       sql.append(" AND status = 'in_progress' AND lease_expires_at <= ?"
           + " AND delivery_count < max_attempts");
     }
-    if (r.workType() != null) {
+    if (byWorkType) {
       sql.append(" AND work_type = ?");
     }
-    if (r.taskId() != null) {
+    if (byTaskId) {
       sql.append(" AND task_id = ?");
     }
     sql.append(" ORDER BY priority DESC, id LIMIT ?");
     if (pending) {
       sql.append(d.skipLocked());
     }
+    return sql.toString();
+  }
+
+  private List<Candidate> candidates(
+      Connection c, AcquireRequest r, String holder, Instant now, Instant expires, boolean pending)
+      throws SQLException {
+    String sql = candidatesSql(d, pending, r.workType() != null, r.taskId() != null);
     List<Candidate> out = new ArrayList<>();
-    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, sql.toString())) {
+    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, sql)) {
       PreparedStatement ps = st.ps();
       int i = 1;
       ps.setString(i++, r.queue());
@@ -982,7 +1030,7 @@ final class WorkItemRepository {
 
   private static final String RECLAIM_ALL_PG =
       "UPDATE work_items w SET status = v.new_status, lease_holder = NULL, lease_token = NULL,"
-          + " lease_expires_at = NULL, available_at = ?, error_message = v.reason,"
+          + " lease_expires_at = NULL, available_at = ?, scheduled = FALSE, error_message = v.reason,"
           + " completed_at = CASE WHEN v.new_status = 'failed' THEN ?::timestamptz END, updated_at = ?"
           + " FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[]) AS v(id, token, new_status, reason)"
           + " WHERE w.id = v.id AND w.status = 'in_progress' AND w.lease_token = v.token"
@@ -1438,12 +1486,13 @@ final class WorkItemRepository {
         c.prepareStatement(
             "UPDATE work_items SET status = 'pending', lease_holder = NULL, lease_token = NULL,"
                 + " lease_expires_at = NULL, available_at = ?, error_message = COALESCE(?, error_message),"
-                + " updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+                + " updated_at = ?, scheduled = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
       d.setInstant(ps, 1, availableAt);
       ps.setString(2, error);
       d.setInstant(ps, 3, now);
-      ps.setLong(4, h.id());
-      ps.setLong(5, h.token());
+      ps.setBoolean(4, availableAt.isAfter(now));
+      ps.setLong(5, h.id());
+      ps.setLong(6, h.token());
       if (ps.executeUpdate() != 1) {
         throw diagnose(c, h.id(), h.token(), "requeue");
       }
@@ -1577,7 +1626,7 @@ final class WorkItemRepository {
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE work_items SET status = 'pending', max_attempts = ?, lease_holder = NULL,"
-                + " lease_token = NULL, lease_expires_at = NULL, available_at = ?, completed_at = NULL,"
+                + " lease_token = NULL, lease_expires_at = NULL, available_at = ?, scheduled = FALSE, completed_at = NULL,"
                 + " updated_at = ? WHERE id = ? AND status = 'failed' AND delivery_count = ?")) {
       ps.setInt(1, newMax);
       d.setInstant(ps, 2, now);

@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tether.jdbc.internal.Migrations;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.DriverManager;
+import java.time.Duration;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -91,6 +95,53 @@ abstract class MigrationCompatibilityTest {
     }
     try (TetherStore store = db.open(TetherStoreConfig.defaults())) {
       assertThat(new QueueMonitor(store).item(id)).get().extracting(WorkItem::inputAsString).isEqualTo("kept");
+    }
+  }
+
+  /** A connection to the test database without a store (no migration). */
+  private Connection raw() throws Exception {
+    String url = db.url();
+    return DriverManager.getConnection(url.startsWith("jdbc:") ? url : "jdbc:sqlite:" + url);
+  }
+
+  @Test
+  void version2FlagsTheNotYetDuePendingItemsOfAVersion1DatabaseAsScheduled() throws Exception {
+    boolean sqlite = db instanceof TestDatabase.Sqlite;
+    String engine = sqlite ? "sqlite" : "postgres";
+    String v1;
+    try (InputStream in = Migrations.class.getResourceAsStream(
+        "/dev/tether/jdbc/migrations/" + engine + "/V1__work_items.sql")) {
+      v1 = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    String now = sqlite ? "CAST(unixepoch('subsec') * 1000 AS INTEGER)" : "now()";
+    String hour = sqlite ? " + 3600000" : " + interval '1 hour'";
+    try (Connection c = raw(); Statement st = c.createStatement()) {
+      for (String sql : v1.split(";\\s*\\n")) {
+        if (!sql.isBlank()) {
+          st.execute(sql);
+        }
+      }
+      st.execute("CREATE TABLE tether_schema_version (version INTEGER PRIMARY KEY,"
+          + " description TEXT NOT NULL, applied_at_millis BIGINT NOT NULL)");
+      st.execute("INSERT INTO tether_schema_version VALUES (1, 'V1__work_items.sql', 0)");
+      String insert = "INSERT INTO work_items (queue, status, max_attempts, available_at, created_at, updated_at,"
+          + " input_data) VALUES ('q', '%s', 3, %s, " + now + ", " + now + ", NULL)";
+      st.execute(String.format(insert, "pending", now + hour)); // id 1: not yet due
+      st.execute(String.format(insert, "pending", now)); // id 2: due
+      st.execute(String.format(insert, "in_progress", now + hour)); // id 3: leased
+    }
+    try (TetherStore store = db.open(TetherStoreConfig.defaults());
+        Connection c = store.dataSource().getConnection();
+        Statement st = c.createStatement()) {
+      List<Boolean> flags = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery("SELECT scheduled FROM work_items ORDER BY id")) {
+        while (rs.next()) {
+          flags.add(rs.getBoolean(1));
+        }
+      }
+      assertThat(flags).containsExactly(true, false, false);
+      assertThat(new LeaseManager(store, "w").acquire(AcquireRequest.batch("q", Duration.ofMinutes(1), 10)))
+          .extracting(Lease::itemId).containsExactly(2L);
     }
   }
 }

@@ -248,7 +248,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       String completions = planOf(c, WorkItemRepository.COMPLETE_ALL_PG, ids);
       assertThat(completions).contains("work_items_pkey").doesNotContain("work_items_leased")
           .doesNotContain("Seq Scan on work_items");
-      String fused = planOf(c, WorkItemRepository.COMPLETE_ACQUIRE_PG, ids, "q", "q", 10,
+      String fused = planOf(c, WorkItemRepository.COMPLETE_ACQUIRE_PG, ids, "q", "q", "q", 10,
           c.createArrayOf("bigint", new Long[] {1L}), c.createArrayOf("text", new String[] {"h"}),
           c.createArrayOf("bigint", new Long[] {1000L}));
       String done = fused.substring(fused.indexOf("CTE done"), fused.indexOf("CTE x"));

@@ -29,9 +29,9 @@ public final class Migrations {
   private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
 
   /** The newest schema version this code knows. */
-  public static final int LATEST_VERSION = 1;
+  public static final int LATEST_VERSION = 2;
 
-  private static final List<String> SCRIPTS = List.of("V1__work_items.sql");
+  private static final List<String> SCRIPTS = List.of("V1__work_items.sql", "V2__scheduled.sql");
 
   private Migrations() {}
 

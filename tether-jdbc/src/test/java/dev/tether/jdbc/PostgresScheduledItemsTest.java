@@ -1,0 +1,63 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.postgres();
+  }
+
+  private static String plan(PreparedStatement ps) throws Exception {
+    StringBuilder plan = new StringBuilder();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        plan.append(rs.getString(1)).append('\n');
+      }
+    }
+    return plan.toString();
+  }
+
+  @Test
+  void theOneStatementPickReadsTheReadyIndexAndProbesTheScheduledOneWhateverTheDelayedBacklog() throws Exception {
+    // Before version 2 every pick stepped over each not-yet-due item ahead of the first due one
+    // (measured: 100,000 delayed items made each acquisition about 46 ms slower).
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 3000; i++) {
+      items.add(later("later-" + i, Duration.ofHours(1)));
+    }
+    w.enqueueAll(items);
+    w.enqueueAll(List.of(NewWorkItem.of("q", "now-1"), NewWorkItem.of("q", "now-2")));
+    try (Connection c = store.dataSource().getConnection()) {
+      try (Statement st = c.createStatement()) {
+        st.execute("ANALYZE work_items");
+      }
+      try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + WorkItemRepository.ACQUIRE_FAST_PG)) {
+        ps.setObject(1, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
+        ps.setString(2, "q");
+        ps.setString(3, "q");
+        ps.setString(4, "q");
+        ps.setInt(5, 10);
+        ps.setString(6, "h");
+        ps.setLong(7, 30_000);
+        ps.setArray(8, c.createArrayOf("bigint", new Long[] {1L, 2L}));
+        String plan = plan(ps);
+        String pick = plan.substring(plan.indexOf("CTE pick"), plan.indexOf("CTE upd"));
+        assertThat(pick).contains("work_items_pending").doesNotContain("Seq Scan");
+        String check = plan.substring(plan.indexOf("CTE x"), plan.indexOf("CTE pick"));
+        assertThat(check).contains("work_items_scheduled").doesNotContain("Seq Scan");
+      }
+    }
+    assertThat(w.acquire(AcquireRequest.batch("q", LEASE, 10))).hasSize(2);
+  }
+}
