@@ -490,9 +490,14 @@ final class WorkItemRepository {
    * is due, since the planner costs {@code EXISTS} as stopping at the first of many matches and
    * would scan the table for one that is not there); {@code pick} locks up to n pending due
    * unscheduled items, highest priority then oldest, {@code SKIP LOCKED}, and none when {@code x}
-   * is true; {@code num} numbers them in that order. Parameters: queue, queue, queue, n.
+   * is true; {@code num} numbers them in that order. Parameters: queue, queue, queue.
+   *
+   * <p>n is a literal of the statement text ({@link #pickPg}), not a parameter: for a parameter
+   * the planner's generic plan assumes a tenth of the queue's rows, so once a queue held about
+   * 20,000 items PostgreSQL kept choosing custom plans and planned the statement at every
+   * execution (a quarter of the backend's CPU in a drain). One text per n; sizes are few.
    */
-  private static final String PICK_PG =
+  private static final String PICK_PG_HEAD =
       " x AS (SELECT EXISTS (SELECT 1 FROM work_items e WHERE e.queue = ?"
           + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t))"
           + " OR COALESCE((SELECT s.available_at FROM work_items s WHERE s.queue = ?"
@@ -500,8 +505,25 @@ final class WorkItemRepository {
           + " <= (SELECT now FROM t), FALSE) AS expired),"
           + " pick AS (SELECT w.id, w.priority FROM work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
           + " AND w.scheduled = FALSE AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
-          + " ORDER BY w.priority DESC, w.id LIMIT ? FOR UPDATE OF w SKIP LOCKED),"
+          + " ORDER BY w.priority DESC, w.id";
+
+  private static final String PICK_PG_TAIL =
+      " FOR UPDATE OF w SKIP LOCKED),"
           + " num AS (SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM pick),";
+
+  /** The pick of {@link #PICK_PG_HEAD} for up to {@code pickLimit} items, as statement text. */
+  private static String pickPg(int pickLimit) {
+    if (pickLimit < 1) {
+      throw new IllegalArgumentException("an acquisition takes at least one item, was " + pickLimit);
+    }
+    return PICK_PG_HEAD + " LIMIT " + pickLimit + PICK_PG_TAIL;
+  }
+
+  /** Statement texts by pick size, built once each (benign races: a text may be built twice). */
+  private static final int CACHED_SIZES = 256;
+
+  private static final String[] ACQUIRE_FAST_PG_BY_SIZE = new String[CACHED_SIZES + 1];
+  private static final String[] COMPLETE_ACQUIRE_PG_BY_SIZE = new String[CACHED_SIZES + 1];
 
   /**
    * The PostgreSQL acquisition in one auto-committed statement, for the common case: when the
@@ -513,12 +535,13 @@ final class WorkItemRepository {
    * is a scalar subquery there so that the checks are index range scans
    * (work_items_leased_by_queue, work_items_scheduled) rather than filters over every lease or
    * scheduled item of the queue. Parameters: now (null: the database clock), queue, queue,
-   * queue, n, holder, lease millis, tokens.
+   * queue, holder, lease millis, tokens; n is in the text ({@link #acquireFastPg}).
    */
-  static final String ACQUIRE_FAST_PG =
-      "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
-          + PICK_PG
-          + " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = k.token,"
+  private static final String ACQUIRE_FAST_PG_HEAD =
+      "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),";
+
+  private static final String ACQUIRE_FAST_PG_TAIL =
+      " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = k.token,"
           + " lease_acquired_at = t.now, lease_expires_at = t.now + ?::bigint * interval '1 millisecond',"
           + " heartbeat_at = t.now, delivery_count = w.delivery_count + 1,"
           + " started_at = COALESCE(w.started_at, t.now), updated_at = t.now"
@@ -528,6 +551,18 @@ final class WorkItemRepository {
           + " w.max_attempts, w.input_data, w.reply_to, w.created_at, w.lease_token,"
           + " w.lease_acquired_at, w.lease_expires_at)"
           + " SELECT x.expired, upd.* FROM x LEFT JOIN upd ON true";
+
+  /** The one-statement acquisition (see {@link #ACQUIRE_FAST_PG_HEAD}) of up to n items. */
+  static String acquireFastPg(int n) {
+    String sql = n <= CACHED_SIZES ? ACQUIRE_FAST_PG_BY_SIZE[n] : null;
+    if (sql == null) {
+      sql = ACQUIRE_FAST_PG_HEAD + pickPg(n) + ACQUIRE_FAST_PG_TAIL;
+      if (n <= CACHED_SIZES) {
+        ACQUIRE_FAST_PG_BY_SIZE[n] = sql;
+      }
+    }
+    return sql;
+  }
 
   /**
    * Acquires on PostgreSQL in one statement (run it auto-committed: one round trip) when the
@@ -549,15 +584,14 @@ final class WorkItemRepository {
     }
     boolean expired = false;
     List<Lease> out = new ArrayList<>(r.maxItems());
-    try (PreparedStatement ps = c.prepareStatement(ACQUIRE_FAST_PG)) {
+    try (PreparedStatement ps = c.prepareStatement(acquireFastPg(r.maxItems()))) {
       d.setInstant(ps, 1, now);
       ps.setString(2, r.queue());
       ps.setString(3, r.queue());
       ps.setString(4, r.queue());
-      ps.setInt(5, r.maxItems());
-      ps.setString(6, holder);
-      ps.setLong(7, r.leaseDuration().toMillis());
-      ps.setArray(8, c.createArrayOf("bigint", tokens));
+      ps.setString(5, holder);
+      ps.setLong(6, r.leaseDuration().toMillis());
+      ps.setArray(7, c.createArrayOf("bigint", tokens));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           expired |= rs.getBoolean(1);
@@ -600,14 +634,15 @@ final class WorkItemRepository {
    * statement (one round trip, one commit, one WAL flush for all of them), at the database clock
    * read once by the statement. The completions are the conditional updates of {@link
    * #COMPLETE_ALL_PG} (refused ones are missing from the returned arrays); the acquisitions are
-   * {@link #ACQUIRE_FAST_PG} for the sum of their sizes, each picked row leased with the token,
+   * {@link #ACQUIRE_FAST_PG_HEAD} for the sum of their sizes, each picked row leased with the token,
    * holder and lease length at its position (in pick order) of the arrays. The completions and
    * the pick touch disjoint rows (in progress against pending), and all parts see the same
    * snapshot: a row completed here is not picked here. When the queue holds expired leases
    * nothing is picked (the first column says so) and the completions still apply. Parameters:
-   * ids, tokens, ids, queue, queue, queue, n, tokens, holders, lease millis.
+   * ids, tokens, ids, queue, queue, queue, tokens, holders, lease millis; n, the sum, is in the
+   * text ({@link #completeAcquirePg}).
    */
-  static final String COMPLETE_ACQUIRE_PG =
+  private static final String COMPLETE_ACQUIRE_PG_HEAD =
       "WITH t AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS now),"
           + " done AS (UPDATE work_items w SET status = 'completed', output_data = NULL,"
           + " lease_expires_at = NULL, error_message = NULL, completed_at = t.now, updated_at = t.now"
@@ -615,9 +650,10 @@ final class WorkItemRepository {
           + " LIMIT (SELECT cardinality(?::bigint[]))) AS v(id, token), t"
           + " WHERE w.id = v.id AND w.lease_token = v.token"
           + " AND w.status NOT IN ('pending', 'completed', 'failed')"
-          + " RETURNING w.id, w.lease_token),"
-          + PICK_PG
-          + " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = k.holder,"
+          + " RETURNING w.id, w.lease_token),";
+
+  private static final String COMPLETE_ACQUIRE_PG_TAIL =
+      " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = k.holder,"
           + " lease_token = k.token, lease_acquired_at = t.now,"
           + " lease_expires_at = t.now + k.ms * interval '1 millisecond',"
           + " heartbeat_at = t.now, delivery_count = w.delivery_count + 1,"
@@ -632,6 +668,18 @@ final class WorkItemRepository {
           + " (SELECT array_agg(lease_token) FROM done) AS done_tokens, upd.*"
           + " FROM x LEFT JOIN upd ON true";
 
+  /** The fused group statement (see {@link #COMPLETE_ACQUIRE_PG_HEAD}) picking up to n items. */
+  static String completeAcquirePg(int n) {
+    String sql = n <= CACHED_SIZES ? COMPLETE_ACQUIRE_PG_BY_SIZE[n] : null;
+    if (sql == null) {
+      sql = COMPLETE_ACQUIRE_PG_HEAD + pickPg(n) + COMPLETE_ACQUIRE_PG_TAIL;
+      if (n <= CACHED_SIZES) {
+        COMPLETE_ACQUIRE_PG_BY_SIZE[n] = sql;
+      }
+    }
+    return sql;
+  }
+
   /** One acquisition of a fused PostgreSQL group: who leases, for how long, and how many at most. */
   record Take(String holder, Duration leaseDuration, int maxItems) {}
 
@@ -645,7 +693,7 @@ final class WorkItemRepository {
   /**
    * Completes {@code finishes} (no output, database clock) and acquires {@code takes} from
    * {@code queue} (no filters) in one statement, run by the caller auto-committed; see {@link
-   * #COMPLETE_ACQUIRE_PG}. Rows are dealt to the takes in order: the first gets the first picked
+   * #completeAcquirePg}. Rows are dealt to the takes in order: the first gets the first picked
    * rows up to its size, and so on. PostgreSQL only.
    */
   Fused completeAndAcquirePostgres(Connection c, List<Finish> finishes, String queue, List<Take> takes)
@@ -687,7 +735,7 @@ final class WorkItemRepository {
       leases.add(new ArrayList<>());
     }
     Set<List<Long>> matched = new HashSet<>();
-    try (PreparedStatement ps = c.prepareStatement(COMPLETE_ACQUIRE_PG)) {
+    try (PreparedStatement ps = c.prepareStatement(completeAcquirePg(total))) {
       java.sql.Array idArray = c.createArrayOf("bigint", ids);
       ps.setArray(1, idArray);
       ps.setArray(2, c.createArrayOf("bigint", doneTokens));
@@ -695,10 +743,9 @@ final class WorkItemRepository {
       ps.setString(4, queue);
       ps.setString(5, queue);
       ps.setString(6, queue);
-      ps.setInt(7, total);
-      ps.setArray(8, c.createArrayOf("bigint", tokens));
-      ps.setArray(9, c.createArrayOf("text", holders));
-      ps.setArray(10, c.createArrayOf("bigint", millis));
+      ps.setArray(7, c.createArrayOf("bigint", tokens));
+      ps.setArray(8, c.createArrayOf("text", holders));
+      ps.setArray(9, c.createArrayOf("bigint", millis));
       boolean first = true;
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -42,15 +42,14 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
       try (Statement st = c.createStatement()) {
         st.execute("ANALYZE work_items");
       }
-      try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + WorkItemRepository.ACQUIRE_FAST_PG)) {
+      try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + WorkItemRepository.acquireFastPg(10))) {
         ps.setObject(1, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
         ps.setString(2, "q");
         ps.setString(3, "q");
         ps.setString(4, "q");
-        ps.setInt(5, 10);
-        ps.setString(6, "h");
-        ps.setLong(7, 30_000);
-        ps.setArray(8, c.createArrayOf("bigint", new Long[] {1L, 2L}));
+        ps.setString(5, "h");
+        ps.setLong(6, 30_000);
+        ps.setArray(7, c.createArrayOf("bigint", new Long[] {1L, 2L}));
         String plan = plan(ps);
         String pick = plan.substring(plan.indexOf("CTE pick"), plan.indexOf("CTE upd"));
         assertThat(pick).contains("work_items_pending").doesNotContain("Seq Scan");

@@ -248,7 +248,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       String completions = planOf(c, WorkItemRepository.COMPLETE_ALL_PG, ids);
       assertThat(completions).contains("work_items_pkey").doesNotContain("work_items_leased")
           .doesNotContain("Seq Scan on work_items");
-      String fused = planOf(c, WorkItemRepository.COMPLETE_ACQUIRE_PG, ids, "q", "q", "q", 10,
+      String fused = planOf(c, WorkItemRepository.completeAcquirePg(10), ids, "q", "q", "q",
           c.createArrayOf("bigint", new Long[] {1L}), c.createArrayOf("text", new String[] {"h"}),
           c.createArrayOf("bigint", new Long[] {1000L}));
       String done = fused.substring(fused.indexOf("CTE done"), fused.indexOf("CTE x"));
@@ -277,4 +277,50 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
           .doesNotContain("Seq Scan on work_items");
     }
   }
+
+  @Test
+  void onALargeQueueTheOneStatementAcquisitionsRunOnAGenericPlanInsteadOfBeingPlannedEveryTime() throws Exception {
+    // With the pick's LIMIT as a parameter the generic plan assumed a tenth of the queue: from
+    // about 20,000 items PostgreSQL judged it dearer than the custom plans and planned the fused
+    // statement at every execution (a quarter of the backend's CPU in a drain).
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 30_000; i++) {
+      items.add(NewWorkItem.of("q", "x"));
+    }
+    w.enqueueAll(items);
+    WorkItemRepository repo = new WorkItemRepository(dev.tether.jdbc.internal.Dialect.POSTGRES);
+    try (Connection c = store.dataSource().getConnection()) {
+      c.setAutoCommit(true);
+      try (java.sql.Statement st = c.createStatement()) {
+        st.execute("ANALYZE work_items");
+      }
+      List<Lease> held = new ArrayList<>();
+      for (int i = 0; i < 12; i++) {
+        held.addAll(repo.acquireFastPostgres(c, AcquireRequest.batch("q", LEASE, 10), "h", null).orElseThrow());
+      }
+      for (int i = 0; i < 12; i++) {
+        List<WorkItemRepository.Finish> finishes = new ArrayList<>();
+        for (Lease l : held.subList(i * 8, i * 8 + 8)) {
+          finishes.add(new WorkItemRepository.Finish(l.itemId(), l.token(), null, null));
+        }
+        WorkItemRepository.Fused out = repo.completeAndAcquirePostgres(
+            c, finishes, "q", List.of(new WorkItemRepository.Take("h", LEASE, 10)));
+        assertThat(out.refusals()).containsOnlyNulls();
+        assertThat(out.leases().get(0)).hasSize(10);
+      }
+      try (java.sql.Statement st = c.createStatement();
+          java.sql.ResultSet rs = st.executeQuery("SELECT generic_plans, custom_plans, left(statement, 80)"
+              + " FROM pg_prepared_statements WHERE statement LIKE '%pick AS%'")) {
+        int statements = 0;
+        while (rs.next()) {
+          statements++;
+          assertThat(rs.getLong(1)).as("generic plans of %s", rs.getString(3)).isPositive();
+          assertThat(rs.getLong(2)).as("custom plans of %s", rs.getString(3)).isLessThanOrEqualTo(5);
+        }
+        assertThat(statements).as("both statements prepared on the server").isEqualTo(2);
+      }
+    }
+  }
 }
+

@@ -29,7 +29,9 @@ class SqlSourceCheckTest {
       "d.skipLocked()", "Dialect constant: \" FOR UPDATE SKIP LOCKED\" on PostgreSQL, \"\" on SQLite",
       "config.busyTimeout().toMillis()", "a long from validated TetherStoreConfig (PRAGMA takes no parameters)",
       "ITEM_COLUMNS", "AdminRepository constant: the fixed column list of work_items",
-      "PICK_PG", "WorkItemRepository constant: the expired-lease check and SKIP LOCKED pick shared by the one-statement acquisitions",
+      "PICK_PG_HEAD", "WorkItemRepository constant: the checks and the SKIP LOCKED pick shared by the one-statement acquisitions, up to its LIMIT",
+      "PICK_PG_TAIL", "WorkItemRepository constant: the rest of that pick (FOR UPDATE SKIP LOCKED, numbering)",
+      "pickLimit", "an int >= 1 (the sizes of validated AcquireRequests) written as the LIMIT literal so that the generic plan knows it",
       "String.join(L, where)", "AdminRepository: joins only the literal fragments \"queue = ?\" and \"status = ?\"");
 
   private static final Pattern SQL_WORD = Pattern.compile(
