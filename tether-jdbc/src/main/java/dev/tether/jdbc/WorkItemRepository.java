@@ -554,11 +554,16 @@ final class WorkItemRepository {
 
   /** The one-statement acquisition (see {@link #ACQUIRE_FAST_PG_HEAD}) of up to n items. */
   static String acquireFastPg(int n) {
-    String sql = n <= CACHED_SIZES ? ACQUIRE_FAST_PG_BY_SIZE[n] : null;
+    return bySize(ACQUIRE_FAST_PG_BY_SIZE, ACQUIRE_FAST_PG_HEAD, n, ACQUIRE_FAST_PG_TAIL);
+  }
+
+  /** {@code head}, the pick of up to n items, {@code tail}: from {@code cache} when n is small. */
+  private static String bySize(String[] cache, String head, int n, String tail) {
+    String sql = n >= 1 && n <= CACHED_SIZES ? cache[n] : null;
     if (sql == null) {
-      sql = ACQUIRE_FAST_PG_HEAD + pickPg(n) + ACQUIRE_FAST_PG_TAIL;
+      sql = head + pickPg(n) + tail;
       if (n <= CACHED_SIZES) {
-        ACQUIRE_FAST_PG_BY_SIZE[n] = sql;
+        cache[n] = sql;
       }
     }
     return sql;
@@ -670,14 +675,7 @@ final class WorkItemRepository {
 
   /** The fused group statement (see {@link #COMPLETE_ACQUIRE_PG_HEAD}) picking up to n items. */
   static String completeAcquirePg(int n) {
-    String sql = n <= CACHED_SIZES ? COMPLETE_ACQUIRE_PG_BY_SIZE[n] : null;
-    if (sql == null) {
-      sql = COMPLETE_ACQUIRE_PG_HEAD + pickPg(n) + COMPLETE_ACQUIRE_PG_TAIL;
-      if (n <= CACHED_SIZES) {
-        COMPLETE_ACQUIRE_PG_BY_SIZE[n] = sql;
-      }
-    }
-    return sql;
+    return bySize(COMPLETE_ACQUIRE_PG_BY_SIZE, COMPLETE_ACQUIRE_PG_HEAD, n, COMPLETE_ACQUIRE_PG_TAIL);
   }
 
   /** One acquisition of a fused PostgreSQL group: who leases, for how long, and how many at most. */
