@@ -298,9 +298,10 @@ final class GroupCommitter {
   /**
    * A PostgreSQL group of completions (no output, database clock) and acquisitions from one queue
    * as one auto-committed statement. Sets each acquisition's leases; returns the completions'
-   * refusals. When the queue holds expired leases the statement takes nothing (its completions
-   * still commit); each acquisition then runs the full acquisition (which redelivers or fails the
-   * expired items) in a transaction of its own, and only its own failure is set on it.
+   * refusals. When the queue holds expired leases or due scheduled items the statement takes
+   * nothing (its completions still commit); each acquisition then runs the full acquisition
+   * (which redelivers or fails the expired items and promotes the due ones) in a transaction of
+   * its own, and only its own failure is set on it.
    */
   private List<TetherStoreException> commitFused(
       String what, List<Completion> completions, List<Completion> acquisitions) {

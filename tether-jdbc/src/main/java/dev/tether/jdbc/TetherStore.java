@@ -371,9 +371,10 @@ public final class TetherStore implements AutoCloseable {
    * Acquires for {@code holder}: on PostgreSQL with group commit on, no filters and the database
    * clock, in the group committer's next group (one statement with concurrent completions, one
    * commit for all; the full acquisition in a transaction of its own when the queue holds
-   * expired leases); else on PostgreSQL first as one auto-committed statement (one round trip,
-   * the database clock read inside it), falling back to the full transaction when the request
-   * filters or the queue holds expired leases; on SQLite with group commit on, in the group
+   * expired leases or due scheduled items); else on PostgreSQL first as one auto-committed
+   * statement (one round trip, the database clock read inside it), falling back to the full
+   * transaction when the request filters or the queue holds expired leases or due scheduled
+   * items; on SQLite with group commit on, in the group
    * committer's next transaction (fused with concurrent completions), else in a transaction of
    * its own.
    */

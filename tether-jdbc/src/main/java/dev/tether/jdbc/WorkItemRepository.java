@@ -172,7 +172,7 @@ final class WorkItemRepository {
     }
   }
 
-  /** Rows per multi-row INSERT of a batch enqueue (12 parameters each; well under both engines' limits). */
+  /** Rows per multi-row INSERT of a batch enqueue (11 parameters each; well under both engines' limits). */
   static final int INSERT_CHUNK = 500;
 
   /** Rows per one-statement array INSERT of a batch enqueue on PostgreSQL. */
@@ -331,8 +331,13 @@ final class WorkItemRepository {
   long countUnfinished(Connection c, String queue) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT COUNT(*) FROM work_items WHERE queue = ? AND status IN ('pending', 'in_progress')")) {
+            "SELECT (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = FALSE)"
+                + " + (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE)"
+                + " + (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'in_progress')")) {
+      // Three counts, each over one partial index, rather than one over the queue's history.
       ps.setString(1, queue);
+      ps.setString(2, queue);
+      ps.setString(3, queue);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getLong(1);
@@ -369,18 +374,23 @@ final class WorkItemRepository {
 
   /**
    * Makes up to 1,000 of the queue's scheduled (delayed) pending items that are due at {@code
-   * now}, earliest first, ordinary pending items, which the picks find through {@code
-   * work_items_pending} (the next acquisition promotes more): an index range probe on {@code
-   * work_items_scheduled}, one descent when none is due. Parameters: queue, now.
+   * now}, earliest due first, ordinary pending items, which the picks find through {@code
+   * work_items_pending} (the next acquisition promotes more; when more than 1,000 come due at
+   * once, a higher-priority item that came due later waits for that next acquisition): an index
+   * range probe on {@code work_items_scheduled}, one descent when none is due. On PostgreSQL the
+   * rows are taken {@code SKIP LOCKED}: a concurrent acquisition promoting them is not waited for
+   * (it promotes them), so promotions never queue behind each other or deadlock with a
+   * transaction that holds other rows. Parameters: queue, now.
    */
-  static final String PROMOTE =
-      "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id IN (SELECT id FROM work_items"
-          + " WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
-          + " ORDER BY available_at, id LIMIT 1000)";
+  static String promoteSql(Dialect d) {
+    return "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id IN (SELECT id FROM work_items"
+        + " WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
+        + " ORDER BY available_at, id LIMIT 1000" + d.skipLocked() + ")";
+  }
 
-  /** Promotes {@code queue}'s due scheduled items (see {@link #PROMOTE}); returns how many. */
+  /** Promotes {@code queue}'s due scheduled items (see {@link #promoteSql}); returns how many. */
   int promoteDue(Connection c, String queue, Instant now) throws SQLException {
-    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, PROMOTE)) {
+    try (StatementCache.Stmt st = StatementCache.prepare(cache, c, promoteSql(d))) {
       PreparedStatement ps = st.ps();
       ps.setString(1, queue);
       d.setInstant(ps, 2, now);
@@ -628,8 +638,9 @@ final class WorkItemRepository {
    * {@link #ACQUIRE_FAST_PG_HEAD} for the sum of their sizes, each picked row leased with the token,
    * holder and lease length at its position (in pick order) of the arrays. The completions and
    * the pick touch disjoint rows (in progress against pending), and all parts see the same
-   * snapshot: a row completed here is not picked here. When the queue holds expired leases
-   * nothing is picked (the first column says so) and the completions still apply. Parameters:
+   * snapshot: a row completed here is not picked here. When the queue holds expired leases or
+   * due scheduled items nothing is picked (the first column says so) and the completions still
+   * apply. Parameters:
    * ids, tokens, ids, queue, queue, queue, tokens, holders, lease millis; n, the sum, is in the
    * text ({@link #completeAcquirePg}).
    */
@@ -669,8 +680,9 @@ final class WorkItemRepository {
 
   /**
    * What a fused group statement did: the completions' outcomes (null or the refusal, in the
-   * order given), whether the queue held expired leases (then nothing was acquired), and each
-   * acquisition's leases (in the order given; highest priority first, then oldest).
+   * order given), whether the queue held expired leases or due scheduled items (then nothing was
+   * acquired), and each acquisition's leases (in the order given; highest priority first, then
+   * oldest).
    */
   record Fused(List<TetherStoreException> refusals, boolean expired, List<List<Lease>> leases) {}
 

@@ -59,4 +59,24 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
     }
     assertThat(w.acquire(AcquireRequest.batch("q", LEASE, 10))).hasSize(2);
   }
+
+  @Test
+  void onTheDatabaseClockAGroupStatementFindingADueScheduledItemDeliversItThroughTheFullAcquisition()
+      throws Exception {
+    try (TetherStore dbClock = db.open(TetherStoreConfig.defaults())) {
+      long id = new LeaseManager(dbClock, "w").enqueue(NewWorkItem.of("q", "due"));
+      setScheduled(id, true); // due, still flagged: the group statement must not take it from the ready index
+      GroupCommitter.Completion acquisition =
+          GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", null);
+      long fusedBefore = dbClock.committer().fusedStatements();
+
+      dbClock.committer().submitAll(List.of(acquisition));
+
+      assertThat(dbClock.committer().fusedStatements()).isEqualTo(fusedBefore + 1);
+      assertThat(acquisition.error).isNull();
+      assertThat(acquisition.leases).extracting(Lease::itemId).containsExactly(id);
+      assertThat(scheduled(id)).isFalse();
+    }
+  }
 }
+

@@ -149,5 +149,44 @@ abstract class ScheduledItemsCompatibilityTest extends StoreTestBase {
     }
     assertThat(delivered).containsExactlyElementsOf(ids);
   }
+
+  @Test
+  void concurrentAcquisitionsPromotingTheSameDueItemsDeliverEachExactlyOnce() throws Exception {
+    LeaseManager producer = new LeaseManager(store, "p");
+    List<NewWorkItem> items = new java.util.ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      items.add(later("x" + i, Duration.ofSeconds(1)));
+    }
+    List<Long> ids = producer.enqueueAll(items);
+    clock.advance(Duration.ofSeconds(1));
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+      List<java.util.concurrent.Future<List<Long>>> workers = new java.util.ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        LeaseManager w = new LeaseManager(store, "w" + t);
+        workers.add(pool.submit(() -> {
+          go.await();
+          List<Long> got = new java.util.ArrayList<>();
+          List<Lease> batch;
+          while (!(batch = w.acquire(AcquireRequest.batch("q", LEASE, 10))).isEmpty()) {
+            for (Lease l : batch) {
+              got.add(l.itemId());
+              w.complete(l.itemId(), l.token(), null);
+            }
+          }
+          return got;
+        }));
+      }
+      go.countDown();
+      List<Long> delivered = new java.util.ArrayList<>();
+      for (java.util.concurrent.Future<List<Long>> f : workers) {
+        delivered.addAll(f.get(60, java.util.concurrent.TimeUnit.SECONDS));
+      }
+      assertThat(delivered).containsExactlyInAnyOrderElementsOf(ids);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
 }
 

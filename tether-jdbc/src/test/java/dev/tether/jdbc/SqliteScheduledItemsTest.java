@@ -30,7 +30,7 @@ class SqliteScheduledItemsTest extends ScheduledItemsCompatibilityTest {
     try (Connection c = store.dataSource().getConnection()) {
       assertThat(queryPlan(c, WorkItemRepository.candidatesSql(Dialect.SQLITE, true, false, false)))
           .contains("USING INDEX work_items_pending");
-      assertThat(queryPlan(c, WorkItemRepository.PROMOTE)).contains("INDEX work_items_scheduled");
+      assertThat(queryPlan(c, WorkItemRepository.promoteSql(Dialect.SQLITE))).contains("INDEX work_items_scheduled");
     }
   }
 }
