@@ -383,9 +383,16 @@ final class WorkItemRepository {
    * transaction that holds other rows. Parameters: queue, now.
    */
   static String promoteSql(Dialect d) {
-    return "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id IN (SELECT id FROM work_items"
-        + " WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
-        + " ORDER BY available_at, id LIMIT 1000" + d.skipLocked() + ")";
+    // On PostgreSQL the ids go in as an array (an init plan), so that the UPDATE finds them by
+    // primary key whatever the planner guesses of the due count: a variant of this statement with
+    // "id IN (subquery)" inside a CTE was planned as a hash join against a scan of the table.
+    return d == Dialect.POSTGRES
+        ? "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id = ANY (ARRAY(SELECT id"
+            + " FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
+            + " ORDER BY available_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED))"
+        : "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id IN (SELECT id FROM work_items"
+            + " WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
+            + " ORDER BY available_at, id LIMIT 1000)";
   }
 
   /** Promotes {@code queue}'s due scheduled items (see {@link #promoteSql}); returns how many. */

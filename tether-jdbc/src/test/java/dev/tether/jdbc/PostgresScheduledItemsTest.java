@@ -61,6 +61,28 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
   }
 
   @Test
+  void theFullAcquisitionsPromotionProbesTheScheduledIndexAndUpdatesByPrimaryKey() throws Exception {
+    LeaseManager w = new LeaseManager(store, "w");
+    List<NewWorkItem> items = new ArrayList<>();
+    for (int i = 0; i < 3000; i++) {
+      items.add(later("later-" + i, Duration.ofHours(1)));
+    }
+    w.enqueueAll(items);
+    try (Connection c = store.dataSource().getConnection()) {
+      try (Statement st = c.createStatement()) {
+        st.execute("ANALYZE work_items");
+      }
+      try (PreparedStatement ps = c.prepareStatement(
+          "EXPLAIN " + WorkItemRepository.promoteSql(dev.tether.jdbc.internal.Dialect.POSTGRES))) {
+        ps.setString(1, "q");
+        ps.setObject(2, java.time.OffsetDateTime.ofInstant(clock.instant(), java.time.ZoneOffset.UTC)); // none due
+        assertThat(plan(ps)).contains("work_items_scheduled").contains("work_items_pkey")
+            .doesNotContain("Seq Scan");
+      }
+    }
+  }
+
+  @Test
   void onTheDatabaseClockAGroupStatementFindingADueScheduledItemDeliversItThroughTheFullAcquisition()
       throws Exception {
     try (TetherStore dbClock = db.open(TetherStoreConfig.defaults())) {
