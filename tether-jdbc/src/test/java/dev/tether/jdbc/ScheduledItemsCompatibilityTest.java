@@ -42,6 +42,28 @@ abstract class ScheduledItemsCompatibilityTest extends StoreTestBase {
     return NewWorkItem.builder("q").input(input).delay(delay).build();
   }
 
+  /** Enqueues {@code n} items on queue q, each due after {@code delay}; returns their ids. */
+  List<Long> enqueueLater(int n, Duration delay) {
+    List<NewWorkItem> items = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      items.add(later("later-" + i, delay));
+    }
+    return new LeaseManager(store, "producer").enqueueAll(items);
+  }
+
+  /** Acquires (batches of {@code batch}) and completes until an acquisition returns nothing; returns the ids in order. */
+  static List<Long> drain(LeaseManager w, int batch) {
+    List<Long> delivered = new java.util.ArrayList<>();
+    List<Lease> got;
+    while (!(got = w.acquire(AcquireRequest.batch("q", LEASE, batch))).isEmpty()) {
+      for (Lease l : got) {
+        delivered.add(l.itemId());
+        w.complete(l.itemId(), l.token(), null);
+      }
+    }
+    return delivered;
+  }
+
   @Test
   void delayedEnqueuesAreScheduledAndOnlyTheReadyItemsArePickedUntilTheyAreDue() throws Exception {
     LeaseManager w = new LeaseManager(store, "w");
@@ -132,32 +154,15 @@ abstract class ScheduledItemsCompatibilityTest extends StoreTestBase {
 
   @Test
   void moreDueItemsThanOnePromotionTakesAreAllDeliveredInSendOrder() {
+    List<Long> ids = enqueueLater(1005, Duration.ofSeconds(1));
     LeaseManager w = new LeaseManager(store, "w");
-    List<NewWorkItem> items = new java.util.ArrayList<>();
-    for (int i = 0; i < 1005; i++) {
-      items.add(later("x" + i, Duration.ofSeconds(1)));
-    }
-    List<Long> ids = w.enqueueAll(items);
     clock.advance(Duration.ofSeconds(1));
-    List<Long> delivered = new java.util.ArrayList<>();
-    List<Lease> got;
-    while (!(got = w.acquire(AcquireRequest.batch("q", LEASE, 100))).isEmpty()) {
-      for (Lease l : got) {
-        delivered.add(l.itemId());
-        w.complete(l.itemId(), l.token(), null);
-      }
-    }
-    assertThat(delivered).containsExactlyElementsOf(ids);
+    assertThat(drain(w, 100)).containsExactlyElementsOf(ids);
   }
 
   @Test
   void concurrentAcquisitionsPromotingTheSameDueItemsDeliverEachExactlyOnce() throws Exception {
-    LeaseManager producer = new LeaseManager(store, "p");
-    List<NewWorkItem> items = new java.util.ArrayList<>();
-    for (int i = 0; i < 300; i++) {
-      items.add(later("x" + i, Duration.ofSeconds(1)));
-    }
-    List<Long> ids = producer.enqueueAll(items);
+    List<Long> ids = enqueueLater(300, Duration.ofSeconds(1));
     clock.advance(Duration.ofSeconds(1));
     java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
     try {
@@ -167,15 +172,7 @@ abstract class ScheduledItemsCompatibilityTest extends StoreTestBase {
         LeaseManager w = new LeaseManager(store, "w" + t);
         workers.add(pool.submit(() -> {
           go.await();
-          List<Long> got = new java.util.ArrayList<>();
-          List<Lease> batch;
-          while (!(batch = w.acquire(AcquireRequest.batch("q", LEASE, 10))).isEmpty()) {
-            for (Lease l : batch) {
-              got.add(l.itemId());
-              w.complete(l.itemId(), l.token(), null);
-            }
-          }
-          return got;
+          return drain(w, 10);
         }));
       }
       go.countDown();
