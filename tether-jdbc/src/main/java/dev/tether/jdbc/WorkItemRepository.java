@@ -537,7 +537,6 @@ final class WorkItemRepository {
     return PICK_PG_HEAD + " LIMIT " + pickLimit + PICK_PG_TAIL;
   }
 
-
   /**
    * The PostgreSQL acquisition in one auto-committed statement, for the common case: when the
    * queue holds no expired lease and no due scheduled item (checked in the statement, at the

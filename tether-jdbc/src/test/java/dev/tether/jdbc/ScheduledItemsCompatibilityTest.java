@@ -51,7 +51,10 @@ abstract class ScheduledItemsCompatibilityTest extends StoreTestBase {
     return new LeaseManager(store, "producer").enqueueAll(items);
   }
 
-  /** Acquires (batches of {@code batch}) and completes until an acquisition returns nothing; returns the ids in order. */
+  /**
+   * Acquires (batches of {@code batch}) and completes until an acquisition returns nothing;
+   * returns the ids in delivery order.
+   */
   static List<Long> drain(LeaseManager w, int batch) {
     List<Long> delivered = new java.util.ArrayList<>();
     List<Lease> got;

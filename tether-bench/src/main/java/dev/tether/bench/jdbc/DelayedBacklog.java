@@ -89,7 +89,8 @@ public final class DelayedBacklog {
         }
       }
       double ms = (System.nanoTime() - t0) / 1e6;
-      System.out.printf(Locale.ROOT, "%-8s delayed backlog %,7d: %,d due items in %,.0f ms, %.2f ms per acquisition of 10 with its completions%n",
+      System.out.printf(Locale.ROOT, "%-8s delayed backlog %,7d: %,d due items in %,.0f ms,"
+          + " %.2f ms per acquisition of 10 with its completions%n",
           engine, delayed, due, ms, ms / acquisitions);
     } finally {
       if (engine.equals("postgres")) {
