@@ -54,7 +54,8 @@ import org.sqlite.SQLiteDataSource;
  *
  * <p>Run: {@code java -cp tether-bench/target/benchmarks.jar dev.tether.bench.jdbc.PeerComparison
  * [all|sqlite|sqlite-normal|sqlite-full|postgres] [items] [workers] [rounds]}; defaults all, 5000, 8, 2
- * ({@code sqlite}: NORMAL, then FULL).
+ * ({@code sqlite}: NORMAL, then FULL); before the reported rounds, {@code -Dpeer.warmups} (default
+ * 2) unreported rounds of every contender at full size.
  * PostgreSQL from {@code TETHER_TEST_PG_URL} (default
  * {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}).
  *
@@ -193,15 +194,21 @@ public final class PeerComparison {
       throw new IllegalArgumentException("unknown backend '" + which
           + "': use all, sqlite (NORMAL and FULL), sqlite-normal, sqlite-full or postgres");
     }
-    System.out.printf(Locale.ROOT, "PeerComparison: %d items, %d workers, %d rounds; %d cores, max heap %d MB, java %s%n",
-        items, workers, rounds, Runtime.getRuntime().availableProcessors(),
+    System.out.printf(Locale.ROOT, "PeerComparison: %d items, %d workers, %d rounds after %d warm-up rounds; %d cores,"
+        + " max heap %d MB, java %s%n",
+        items, workers, rounds, Integer.getInteger("peer.warmups", 2), Runtime.getRuntime().availableProcessors(),
         Runtime.getRuntime().maxMemory() >> 20, System.getProperty("java.version"));
+    // Warm-up rounds of every contender, full size, not reported: with one short warm-up
+    // db-scheduler's PostgreSQL drain still rose by about half over the next rounds (4.1k and 3.0k,
+    // then 4.3-4.9k items/s, 26 Nov 2026), which flattered the first rounds' ratios.
+    int warmups = Integer.getInteger("peer.warmups", 2);
     for (Backend b : backends) {
-      // warm-up (JIT) of every contender, not reported
-      runTether(b, Math.min(items, 1000), workers, true);
-      runDbScheduler(b, Math.min(items, 1000), workers);
-      if (baseline) {
-        runTether(b, Math.min(items, 1000), workers, false);
+      for (int w = 0; w < warmups; w++) {
+        runTether(b, items, workers, true);
+        runDbScheduler(b, items, workers);
+        if (baseline) {
+          runTether(b, items, workers, false);
+        }
       }
       List<Row> rows = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {
