@@ -81,12 +81,7 @@ final class AdminRepository {
   }
 
   long pendingCount(Connection c, String queue) throws SQLException {
-    // Two counts, each over one partial index (ready, and scheduled for later): a plain
-    // status = 'pending' matches neither index's predicate and would read the queue's history.
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending'"
-            + " AND scheduled = FALSE) + (SELECT COUNT(*) FROM work_items WHERE queue = ?"
-            + " AND status = 'pending' AND scheduled = TRUE)")) {
+    try (PreparedStatement ps = c.prepareStatement("SELECT " + WorkItemRepository.PENDING_COUNT)) {
       ps.setString(1, queue);
       ps.setString(2, queue);
       try (ResultSet rs = ps.executeQuery()) {

@@ -328,13 +328,19 @@ final class WorkItemRepository {
     }
   }
 
+  /**
+   * How many pending items a queue holds, as an SQL expression: two counts, each over one
+   * partial index (ready, and scheduled for later); a plain {@code status = 'pending'} matches
+   * neither index's predicate and would read the queue's history. Parameters: queue, queue.
+   */
+  static final String PENDING_COUNT =
+      "(SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = FALSE)"
+          + " + (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE)";
+
   long countUnfinished(Connection c, String queue) throws SQLException {
     try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = FALSE)"
-                + " + (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE)"
-                + " + (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'in_progress')")) {
-      // Three counts, each over one partial index, rather than one over the queue's history.
+        c.prepareStatement("SELECT " + PENDING_COUNT
+            + " + (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'in_progress')")) {
       ps.setString(1, queue);
       ps.setString(2, queue);
       ps.setString(3, queue);

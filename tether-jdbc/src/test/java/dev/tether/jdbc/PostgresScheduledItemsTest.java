@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
@@ -14,16 +13,6 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
   @Override
   protected TestDatabase newDatabase() {
     return TestDatabase.postgres();
-  }
-
-  private static String plan(PreparedStatement ps) throws Exception {
-    StringBuilder plan = new StringBuilder();
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        plan.append(rs.getString(1)).append('\n');
-      }
-    }
-    return plan.toString();
   }
 
   @Test
@@ -45,7 +34,7 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
         ps.setString(5, "h");
         ps.setLong(6, 30_000);
         ps.setArray(7, c.createArrayOf("bigint", new Long[] {1L, 2L}));
-        String plan = plan(ps);
+        String plan = PostgresThroughputTest.explain(ps);
         String pick = plan.substring(plan.indexOf("CTE pick"), plan.indexOf("CTE upd"));
         assertThat(pick).contains("work_items_pending").doesNotContain("Seq Scan");
         String check = plan.substring(plan.indexOf("CTE x"), plan.indexOf("CTE pick"));
@@ -67,7 +56,7 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
           "EXPLAIN " + WorkItemRepository.promoteSql(dev.tether.jdbc.internal.Dialect.POSTGRES))) {
         ps.setString(1, "q");
         ps.setObject(2, java.time.OffsetDateTime.ofInstant(clock.instant(), java.time.ZoneOffset.UTC)); // none due
-        assertThat(plan(ps)).contains("work_items_scheduled").contains("work_items_pkey")
+        assertThat(PostgresThroughputTest.explain(ps)).contains("work_items_scheduled").contains("work_items_pkey")
             .doesNotContain("Seq Scan");
       }
     }

@@ -209,7 +209,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
   }
 
   /** Runs an {@code EXPLAIN} statement and returns its plan text. */
-  private static String explain(java.sql.PreparedStatement ps) throws Exception {
+  static String explain(java.sql.PreparedStatement ps) throws Exception {
     StringBuilder plan = new StringBuilder();
     try (java.sql.ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {

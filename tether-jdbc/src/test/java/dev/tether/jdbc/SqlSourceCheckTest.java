@@ -31,6 +31,8 @@ class SqlSourceCheckTest {
       "ITEM_COLUMNS", "AdminRepository constant: the fixed column list of work_items",
       "PICK_PG_HEAD", "WorkItemRepository constant: the checks and the SKIP LOCKED pick shared by the one-statement acquisitions, up to its LIMIT",
       "PICK_PG_TAIL", "WorkItemRepository constant: the rest of that pick (FOR UPDATE SKIP LOCKED, numbering)",
+      "PENDING_COUNT", "WorkItemRepository constant: the two counts of a queue's pending items, one per partial index",
+      "WorkItemRepository.PENDING_COUNT", "the same constant, from AdminRepository",
       "pickLimit", "an int >= 1 (the sizes of validated AcquireRequests) written as the LIMIT literal so that the generic plan knows it",
       "String.join(L, where)", "AdminRepository: joins only the literal fragments \"queue = ?\" and \"status = ?\"");
 
