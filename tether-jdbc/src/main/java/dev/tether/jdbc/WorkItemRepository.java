@@ -509,9 +509,10 @@ final class WorkItemRepository {
    * The common part of the one-statement PostgreSQL acquisitions, after a CTE {@code t(now)}:
    * {@code x} says whether the queue needs the full acquisition at {@code t.now}: it holds an
    * expired lease, or a scheduled (delayed) pending item that is due and not yet promoted (two
-   * index probes; the second reads the earliest scheduled instant rather than asking whether one
-   * is due, since the planner costs {@code EXISTS} as stopping at the first of many matches and
-   * would scan the table for one that is not there); {@code pick} locks up to n pending due
+   * index probes, each reading the earliest matching instant in index order rather than asking
+   * {@code EXISTS}: the planner costs {@code EXISTS} as stopping at the first of many matches (a
+   * third of the leases, for an instant it cannot see) and, with the statistics of a busy queue,
+   * scanned the whole table, or every queue's leases, for one that was not there); {@code pick} locks up to n pending due
    * unscheduled items, highest priority then oldest, {@code SKIP LOCKED}, and none when {@code x}
    * is true; {@code num} numbers them in that order. Parameters: queue, queue, queue.
    *
@@ -522,8 +523,9 @@ final class WorkItemRepository {
    * statement per connection) per n; sizes are few.
    */
   private static final String PICK_PG_HEAD =
-      " x AS (SELECT EXISTS (SELECT 1 FROM work_items e WHERE e.queue = ?"
-          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t))"
+      " x AS (SELECT (SELECT e.lease_expires_at FROM work_items e WHERE e.queue = ?"
+          + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t)"
+          + " ORDER BY e.lease_expires_at LIMIT 1) IS NOT NULL"
           + " OR COALESCE((SELECT s.available_at FROM work_items s WHERE s.queue = ?"
           + " AND s.status = 'pending' AND s.scheduled = TRUE ORDER BY s.available_at LIMIT 1)"
           + " <= (SELECT now FROM t), FALSE) AS expired),"
