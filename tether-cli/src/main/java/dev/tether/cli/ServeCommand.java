@@ -1,6 +1,7 @@
 package dev.tether.cli;
 
 import dev.tether.cli.internal.Dashboard;
+import dev.tether.cli.internal.ProbedReadiness;
 import dev.tether.health.HealthServer;
 import dev.tether.jdbc.TetherStore;
 import java.io.PrintWriter;
@@ -34,9 +35,10 @@ final class ServeCommand implements Callable<Integer> {
     }
     PrintWriter out = spec.commandLine().getOut();
     CountDownLatch stop = new CountDownLatch(1);
-    try (TetherStore s = store.open(false)) {
+    try (TetherStore s = store.open(false); ProbedReadiness ready = ProbedReadiness.of(s)) {
       String token = Dashboard.tokenFromEnvOrRandom();
-      HealthServer server = new Dashboard(s, token, null, null).start(host, port, () -> true);
+      // No workers call the store here: readiness probes the database itself.
+      HealthServer server = new Dashboard(s, token, null, null).start(host, port, ready);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         server.stop();
         stop.countDown();

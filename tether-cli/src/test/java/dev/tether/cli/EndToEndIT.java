@@ -185,6 +185,32 @@ class EndToEndIT {
   }
 
   @Test
+  void serveReadinessFollowsAPostgresDatabaseGoingAwayAndComingBack() throws Exception {
+    // Without workers nothing else calls the store: readiness must probe it (it said 200 always).
+    try (dev.tether.jdbc.PostgresTestSchema schema = new dev.tether.jdbc.PostgresTestSchema("tether_cli_");
+        dev.tether.jdbc.TcpProxy proxy = new dev.tether.jdbc.TcpProxy(schema.url())) {
+      JarRunner t = new JarRunner(dir, proxy.url(schema.url()));
+      JarRunner.Proc s = t.start("serve", "--port", "0");
+      try {
+        await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(s) > 0 || !s.process.isAlive());
+        assertThat(s.process.isAlive()).as("serve died at start: %s", s.err()).isTrue();
+        String ready = "http://127.0.0.1:" + portFrom(s) + "/health/ready";
+        assertThat(httpGet(ready)).startsWith("200");
+
+        proxy.cut();
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+            .until(() -> httpGet(ready).startsWith("503"));
+        proxy.restore();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+            .until(() -> httpGet(ready).startsWith("200"));
+      } finally {
+        JarRunner.term(s);
+        assertThat(s.waitFor(20)).isIn(0, 143);
+      }
+    }
+  }
+
+  @Test
   void demoRunsToItsSummaryInUnderAMinute() throws Exception {
     JarRunner t = new JarRunner(dir);
     long start = System.nanoTime();

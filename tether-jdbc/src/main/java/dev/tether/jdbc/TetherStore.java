@@ -288,6 +288,39 @@ public final class TetherStore implements AutoCloseable {
     return availability.isAvailable();
   }
 
+  /**
+   * Checks the database with one small read (the schema version, from a pooled connection) and
+   * returns whether it worked. For a process that makes no store calls of its own between two
+   * readiness probes, such as a dashboard without workers: {@link #isAvailable()} only reflects
+   * the calls the store made, so an idle store would keep reporting its last state.
+   *
+   * <p>The probe counts as a store call: when it fails with a store fault the store becomes
+   * unavailable, and when it works it ends an outage as any read does (not one that included a
+   * write fault: a full disk still answers reads). Blocks for up to the pool's connection timeout
+   * ({@link TetherStoreConfig#connectionTimeout()}) when the database cannot be reached; run it off
+   * the thread that answers the probe if that matters.
+   *
+   * @return true if the read worked, false if it failed for any reason (logged at DEBUG; a store
+   *     fault is also logged by the availability signal, once per outage)
+   * @throws IllegalStateException if the store is closed
+   */
+  public boolean probe() {
+    if (closed.get()) {
+      throw new IllegalStateException("the Tether store on " + description + " is closed");
+    }
+    try {
+      return read("probing the store", c -> {
+        try (Statement st = c.createStatement();
+            java.sql.ResultSet rs = st.executeQuery("SELECT MAX(version) FROM tether_schema_version")) {
+          return rs.next();
+        }
+      });
+    } catch (TetherStoreException e) {
+      LOG.debug("Probe of the Tether store on {} failed", description, e);
+      return false;
+    }
+  }
+
   StoreAvailability availability() {
     return availability;
   }

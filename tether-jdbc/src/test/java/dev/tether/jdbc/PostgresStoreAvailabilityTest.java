@@ -130,6 +130,28 @@ class PostgresStoreAvailabilityTest {
   }
 
   @Test
+  void aProbeFindsAnOutageOfAnIdleStoreAndAnotherFindsTheDatabaseBack() throws Exception {
+    try (TcpProxy proxy = new TcpProxy(db.url())) {
+      store = TetherStore.open(proxy.url(db.url()), TetherStoreConfig.builder().notifications(false)
+          .connectionTimeout(Duration.ofSeconds(1)).build());
+      assertThat(store.probe()).isTrue();
+
+      proxy.cut(); // the server is gone; no call has seen it yet
+      assertThat(store.isAvailable()).isTrue();
+      assertThat(store.probe()).isFalse();
+      assertThat(store.isAvailable()).isFalse();
+      assertThat(store.probe()).as("still gone").isFalse();
+
+      proxy.restore();
+      await().atMost(Duration.ofSeconds(15)).until(store::probe);
+      assertThat(store.isAvailable()).isTrue();
+      assertThat(store.availability().outages()).isEqualTo(1);
+    }
+    store.close();
+    assertThatThrownBy(store::probe).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+  }
+
+  @Test
   void losingTheNotificationListenerMakesTheStoreUnavailableUntilItReconnects() throws Exception {
     open(true);
     JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(store, "jobs");

@@ -41,6 +41,17 @@ class TetherStoreTest {
   }
 
   @Test
+  void aProbeOfAWorkingSqliteStoreWorksAndAClosedStoreRefusesIt() throws Exception {
+    try (TestDatabase db = TestDatabase.sqlite()) {
+      TetherStore store = TetherStore.open(db.url());
+      assertThat(store.probe()).isTrue();
+      assertThat(store.isAvailable()).isTrue();
+      store.close();
+      assertThatThrownBy(store::probe).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+  }
+
+  @Test
   void sqliteDurabilityAndBusyTimeoutFollowTheConfiguration() throws Exception {
     try (TestDatabase db = TestDatabase.sqlite()) {
       try (TetherStore normal = TetherStore.open(db.url())) {
