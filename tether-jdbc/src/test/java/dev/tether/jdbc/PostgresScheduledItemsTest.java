@@ -26,20 +26,11 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
       try (Statement st = c.createStatement()) {
         st.execute("ANALYZE work_items");
       }
-      try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + WorkItemRepository.acquireFastPg(10))) {
-        ps.setObject(1, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
-        ps.setString(2, "q");
-        ps.setString(3, "q");
-        ps.setString(4, "q");
-        ps.setString(5, "h");
-        ps.setLong(6, 30_000);
-        ps.setArray(7, c.createArrayOf("bigint", new Long[] {1L, 2L}));
-        String plan = PostgresThroughputTest.explain(ps);
-        String pick = plan.substring(plan.indexOf("CTE pick"), plan.indexOf("CTE upd"));
-        assertThat(pick).contains("work_items_pending").doesNotContain("Seq Scan");
-        String check = plan.substring(plan.indexOf("CTE x"), plan.indexOf("CTE pick"));
-        assertThat(check).contains("work_items_scheduled").doesNotContain("Seq Scan");
-      }
+      String plan = PostgresThroughputTest.planOfAcquireFast(c, "q");
+      String pick = plan.substring(plan.indexOf("CTE pick"), plan.indexOf("CTE upd"));
+      assertThat(pick).contains("work_items_pending").doesNotContain("Seq Scan");
+      String check = plan.substring(plan.indexOf("CTE x"), plan.indexOf("CTE pick"));
+      assertThat(check).contains("work_items_scheduled").doesNotContain("Seq Scan");
     }
     assertThat(w.acquire(AcquireRequest.batch("q", LEASE, 10))).hasSize(2);
   }
