@@ -950,16 +950,24 @@ final class WorkItemRepository {
       Instant heartbeatAt,
       Instant expiresAt) {}
 
+  /**
+   * The expired leases, earliest expiry first, of one queue or (for the sweep) of all, optionally
+   * only those on their last delivery, optionally locked {@code SKIP LOCKED}. Parameters: the
+   * queue when by queue, now, n.
+   */
+  static String findExpiredSql(Dialect d, boolean byQueue, boolean doomedOnly, boolean lock) {
+    return "SELECT id, lease_holder, lease_token, delivery_count, max_attempts, heartbeat_at,"
+        + " lease_expires_at FROM work_items WHERE status = 'in_progress'"
+        + (byQueue ? " AND queue = ?" : "")
+        + (doomedOnly ? " AND delivery_count >= max_attempts" : "")
+        + " AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"
+        + (lock ? d.skipLocked() : "");
+  }
+
   List<Expired> findExpired(
       Connection c, String queue, Instant now, int limit, boolean lock, boolean doomedOnly)
       throws SQLException {
-    String sql =
-        "SELECT id, lease_holder, lease_token, delivery_count, max_attempts, heartbeat_at,"
-            + " lease_expires_at FROM work_items WHERE status = 'in_progress'"
-            + (queue != null ? " AND queue = ?" : "")
-            + (doomedOnly ? " AND delivery_count >= max_attempts" : "")
-            + " AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"
-            + (lock ? d.skipLocked() : "");
+    String sql = findExpiredSql(d, queue != null, doomedOnly, lock);
     List<Expired> out = new ArrayList<>();
     try (StatementCache.Stmt st = StatementCache.prepare(cache, c, sql)) {
       PreparedStatement ps = st.ps();
