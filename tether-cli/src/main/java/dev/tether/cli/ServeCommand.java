@@ -7,6 +7,7 @@ import dev.tether.jdbc.TetherStore;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -35,6 +36,7 @@ final class ServeCommand implements Callable<Integer> {
     }
     PrintWriter out = spec.commandLine().getOut();
     CountDownLatch stop = new CountDownLatch(1);
+    CountDownLatch closed = new CountDownLatch(1);
     try (TetherStore s = store.open(false); ProbedReadiness ready = ProbedReadiness.of(s)) {
       String token = Dashboard.tokenFromEnvOrRandom();
       // No workers call the store here: readiness probes the database itself.
@@ -42,6 +44,11 @@ final class ServeCommand implements Callable<Integer> {
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         server.stop();
         stop.countDown();
+        try { // the JVM halts when the hooks return: let the store close first
+          closed.await(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }, "tether-shutdown"));
       out.println("dashboard: http://" + host + ":" + server.address().getPort() + "/");
       if (System.getenv("TETHER_TOKEN") == null) {
@@ -49,6 +56,8 @@ final class ServeCommand implements Callable<Integer> {
       }
       out.flush();
       stop.await();
+    } finally {
+      closed.countDown();
     }
     return TetherCli.EXIT_OK;
   }

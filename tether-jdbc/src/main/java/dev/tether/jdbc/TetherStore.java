@@ -296,9 +296,12 @@ public final class TetherStore implements AutoCloseable {
    *
    * <p>The probe counts as a store call: when it fails with a store fault the store becomes
    * unavailable, and when it works it ends an outage as any read does (not one that included a
-   * write fault: a full disk still answers reads). Blocks for up to the pool's connection timeout
-   * ({@link TetherStoreConfig#connectionTimeout()}) when the database cannot be reached; run it off
-   * the thread that answers the probe if that matters.
+   * write fault: a full disk still answers reads). It blocks while the pool waits for a
+   * connection (the store's own pool: {@link TetherStoreConfig#connectionTimeout()}; a caller's
+   * data source: its own setting) and, on PostgreSQL, for at most that connection timeout more
+   * for the answer (a network timeout on the query, so that a server that stopped answering
+   * does not hold the probe until TCP gives up); run it off the thread that answers a readiness
+   * probe.
    *
    * @return true if the read worked, false if it failed for any reason (logged at DEBUG; a store
    *     fault is also logged by the availability signal, once per outage)
@@ -310,9 +313,23 @@ public final class TetherStore implements AutoCloseable {
     }
     try {
       return read("probing the store", c -> {
+        int before = 0;
+        boolean timed = dialect == Dialect.POSTGRES;
+        if (timed) {
+          before = c.getNetworkTimeout();
+          c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, config.connectionTimeout().toMillis()));
+        }
         try (Statement st = c.createStatement();
             java.sql.ResultSet rs = st.executeQuery("SELECT MAX(version) FROM tether_schema_version")) {
           return rs.next();
+        } finally {
+          if (timed) {
+            try {
+              c.setNetworkTimeout(Runnable::run, before);
+            } catch (SQLException e) { // the connection broke: the pool drops it
+              LOG.debug("Could not reset the network timeout of a probed connection", e);
+            }
+          }
         }
       });
     } catch (TetherStoreException e) {

@@ -152,6 +152,25 @@ class PostgresStoreAvailabilityTest {
   }
 
   @Test
+  void aProbeOfADatabaseThatStoppedAnsweringGivesUpAfterTheConnectionTimeout() throws Exception {
+    try (TcpProxy proxy = new TcpProxy(db.url())) {
+      store = TetherStore.open(proxy.url(db.url()), TetherStoreConfig.builder().notifications(false)
+          .connectionTimeout(Duration.ofSeconds(1)).build());
+      assertThat(store.probe()).isTrue();
+
+      proxy.freeze(); // connections stay open, nothing comes back: TCP alone would wait for minutes
+      CompletableFuture<Boolean> probe = CompletableFuture.supplyAsync(store::probe);
+      // the network timeout (1 s), or the pool's validation and connection timeouts, end it
+      assertThat(probe.get(20, TimeUnit.SECONDS)).isFalse();
+      assertThat(store.isAvailable()).isFalse();
+
+      proxy.restore();
+      await().atMost(Duration.ofSeconds(30)).until(store::probe);
+      assertThat(store.isAvailable()).isTrue();
+    }
+  }
+
+  @Test
   void losingTheNotificationListenerMakesTheStoreUnavailableUntilItReconnects() throws Exception {
     open(true);
     JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(store, "jobs");

@@ -7,16 +7,17 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * A TCP forwarder on a free local port to a database server, for tests of outages without
  * stopping the shared server: {@link #cut()} closes every forwarded connection and closes new
- * ones at once (as a server that went away), {@link #restore()} forwards again. Daemon threads:
- * one accepting, two per connection.
+ * ones at once (as a server that went away), {@link #freeze()} keeps connections open but drops
+ * every byte (as a server or network that stopped answering), {@link #restore()} forwards again.
+ * Daemon threads: one accepting, two per connection.
  */
 public final class TcpProxy implements AutoCloseable {
   private static final Pattern HOST_PORT = Pattern.compile("//([^/:?]+)(?::(\\d+))?/");
@@ -24,8 +25,10 @@ public final class TcpProxy implements AutoCloseable {
   private final String targetHost;
   private final int targetPort;
   private final ServerSocket server;
-  private final List<Socket> open = new CopyOnWriteArrayList<>();
-  private volatile boolean cut;
+  private final Object lock = new Object();
+  private final List<Socket> open = new ArrayList<>(); // guarded by lock
+  private boolean cut; // guarded by lock
+  private volatile boolean frozen;
 
   /**
    * Forwards to the host and port of a JDBC URL such as {@code jdbc:postgresql://host:5432/db}.
@@ -40,7 +43,7 @@ public final class TcpProxy implements AutoCloseable {
     this.targetHost = m.group(1);
     this.targetPort = m.group(2) == null ? 5432 : Integer.parseInt(m.group(2));
     try {
-      this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+      this.server = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -61,16 +64,26 @@ public final class TcpProxy implements AutoCloseable {
 
   /** Closes every forwarded connection; new ones are closed as soon as they are accepted. */
   public void cut() {
-    cut = true;
-    for (Socket s : open) {
-      closeQuietly(s);
+    synchronized (lock) {
+      cut = true;
+      for (Socket s : open) {
+        closeQuietly(s);
+      }
+      open.clear();
     }
-    open.clear();
   }
 
-  /** Forwards new connections again. */
+  /** Keeps every connection open, accepts new ones, and drops every byte in both directions. */
+  public void freeze() {
+    frozen = true;
+  }
+
+  /** Forwards again (new connections after a cut; bytes after a freeze). */
   public void restore() {
-    cut = false;
+    synchronized (lock) {
+      cut = false;
+    }
+    frozen = false;
   }
 
   @Override
@@ -87,19 +100,24 @@ public final class TcpProxy implements AutoCloseable {
       } catch (IOException e) {
         return; // closed
       }
-      if (cut) {
+      Socket upstream;
+      try {
+        upstream = new Socket(targetHost, targetPort);
+      } catch (IOException e) {
         closeQuietly(client);
         continue;
       }
-      try {
-        Socket upstream = new Socket(targetHost, targetPort);
+      synchronized (lock) { // checked with the registration, so that a cut() closes them or they are never used
+        if (cut) {
+          closeQuietly(client);
+          closeQuietly(upstream);
+          continue;
+        }
         open.add(client);
         open.add(upstream);
-        pump(client, upstream);
-        pump(upstream, client);
-      } catch (IOException e) {
-        closeQuietly(client);
       }
+      pump(client, upstream);
+      pump(upstream, client);
     }
   }
 
@@ -109,16 +127,20 @@ public final class TcpProxy implements AutoCloseable {
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
         int n;
         while ((n = in.read(buf)) >= 0) {
-          out.write(buf, 0, n);
-          out.flush();
+          if (!frozen) {
+            out.write(buf, 0, n);
+            out.flush();
+          }
         }
       } catch (IOException e) {
         // cut or closed by either side
       } finally {
         closeQuietly(from);
         closeQuietly(to);
-        open.remove(from);
-        open.remove(to);
+        synchronized (lock) {
+          open.remove(from);
+          open.remove(to);
+        }
       }
     }, "test-proxy-pump");
     t.setDaemon(true);

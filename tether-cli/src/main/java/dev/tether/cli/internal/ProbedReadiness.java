@@ -16,10 +16,11 @@ import java.util.function.BooleanSupplier;
  * serve}): without workers nothing else calls the store, so {@link TetherStore#isAvailable()}
  * would keep its last state. Each readiness request answers at once from the latest probe ({@link
  * TetherStore#probe()}) and, when that probe started {@code interval} or more ago, starts the next
- * one on a background thread; a probe still running after {@code timeout} counts as failed (a
+ * one on a background thread; a probe running for {@code timeout} or more counts as failed (a
  * database that does not answer that fast is not ready; the probe itself may block for the pool's
- * connection timeout). Ready at first: the store was opened (and migrated) just before. Probes
- * happen only when readiness is asked for.
+ * connection timeout). So an answer is the result of the probe the previous request started: an
+ * outage or a recovery shows one request later. Ready at first: the store was opened (and
+ * migrated) just before. Probes happen only when readiness is asked for.
  */
 public final class ProbedReadiness implements BooleanSupplier, AutoCloseable {
   private final BooleanSupplier probe;
@@ -75,8 +76,12 @@ public final class ProbedReadiness implements BooleanSupplier, AutoCloseable {
     return d;
   }
 
+  /**
+   * Answers from the latest probe and starts the next one when it is due. Synchronized: the
+   * health server answers on many threads, and this never blocks.
+   */
   @Override
-  public boolean getAsBoolean() {
+  public synchronized boolean getAsBoolean() {
     if (closed) {
       return false;
     }
@@ -84,7 +89,8 @@ public final class ProbedReadiness implements BooleanSupplier, AutoCloseable {
     if (running.get()) {
       return lastResult && now - lastStart < timeoutNanos;
     }
-    if (now - lastStart >= intervalNanos && running.compareAndSet(false, true)) {
+    if (now - lastStart >= intervalNanos) {
+      running.set(true);
       lastStart = now;
       try {
         executor.execute(this::runProbe);
@@ -97,16 +103,17 @@ public final class ProbedReadiness implements BooleanSupplier, AutoCloseable {
   }
 
   private void runProbe() {
-    boolean ok;
+    boolean ok = false;
     try {
       ok = probe.getAsBoolean();
     } catch (RuntimeException e) { // e.g. the store closed under it
       ok = false;
+    } finally {
+      if (!closed) {
+        lastResult = ok;
+      }
+      running.set(false);
     }
-    if (!closed) {
-      lastResult = ok;
-    }
-    running.set(false);
   }
 
   /** Stops probing; a probe in flight is interrupted and readiness reports failure from now on. */

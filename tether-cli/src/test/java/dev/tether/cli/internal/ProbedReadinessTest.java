@@ -15,89 +15,150 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
 /** Readiness of {@code tether serve}: answered from background probes of the database. */
 class ProbedReadinessTest {
   private final SettableTicker ticker = new SettableTicker();
-  private final ExecutorService executor = Executors.newSingleThreadExecutor();
+  private final ManualExecutor executor = new ManualExecutor();
   private final AtomicBoolean answer = new AtomicBoolean(true);
   private final AtomicInteger probes = new AtomicInteger();
-  private volatile CountDownLatch hold = new CountDownLatch(0);
-  private final ProbedReadiness ready = new ProbedReadiness(() -> {
-    try {
-      hold.await();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
-    boolean result = answer.get();
-    probes.incrementAndGet();
-    return result;
-  }, Duration.ofSeconds(1), Duration.ofSeconds(2), ticker, executor);
 
-  @AfterEach
-  void close() {
-    ready.close();
+  private ProbedReadiness readiness(BooleanSupplier probe) {
+    return new ProbedReadiness(probe, Duration.ofSeconds(1), Duration.ofSeconds(2), ticker, executor);
+  }
+
+  private final ProbedReadiness ready = readiness(() -> {
+    probes.incrementAndGet();
+    return answer.get();
+  });
+
+  /** Queues tasks until the test runs them: probes start and finish where the test says. */
+  private static final class ManualExecutor extends AbstractExecutorService {
+    private final ArrayDeque<Runnable> queued = new ArrayDeque<>();
+    private boolean shutdown;
+
+    @Override
+    public synchronized void execute(Runnable task) {
+      if (shutdown) {
+        throw new RejectedExecutionException("shut down");
+      }
+      queued.add(task);
+    }
+
+    synchronized int queued() {
+      return queued.size();
+    }
+
+    /** Runs the first queued task. */
+    void runOne() {
+      Runnable task;
+      synchronized (this) {
+        task = queued.remove();
+      }
+      task.run();
+    }
+
+    @Override
+    public synchronized void shutdown() {
+      shutdown = true;
+    }
+
+    @Override
+    public synchronized List<Runnable> shutdownNow() {
+      shutdown = true;
+      List<Runnable> left = List.copyOf(queued);
+      queued.clear();
+      return left;
+    }
+
+    @Override
+    public synchronized boolean isShutdown() {
+      return shutdown;
+    }
+
+    @Override
+    public synchronized boolean isTerminated() {
+      return shutdown;
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) {
+      return true;
+    }
   }
 
   @Test
   void readyAtFirstThenEachAnswerIsTheLatestProbesAndProbesStartAtMostOncePerInterval() {
     answer.set(false);
     assertThat(ready.getAsBoolean()).as("the store was just opened").isTrue();
-    await().until(() -> probes.get() == 1);
+    assertThat(executor.queued()).isEqualTo(1);
+    for (int i = 0; i < 50; i++) {
+      assertThat(ready.getAsBoolean()).as("the probe has not answered yet").isTrue();
+    }
+    executor.runOne();
     assertThat(ready.getAsBoolean()).isFalse();
     answer.set(true);
-    for (int i = 0; i < 50; i++) {
-      ready.getAsBoolean();
-    }
     ticker.advance(Duration.ofMillis(999));
-    assertThat(ready.getAsBoolean()).as("within the interval: no new probe").isFalse();
-    assertThat(probes.get()).isEqualTo(1);
+    for (int i = 0; i < 50; i++) {
+      assertThat(ready.getAsBoolean()).as("within the interval: the last probe's answer").isFalse();
+    }
+    assertThat(executor.queued()).as("no probe within the interval").isZero();
 
     ticker.advance(Duration.ofMillis(1));
     assertThat(ready.getAsBoolean()).as("the probe it starts has not answered yet").isFalse();
-    await().until(() -> probes.get() == 2);
+    assertThat(executor.queued()).isEqualTo(1);
+    executor.runOne();
     assertThat(ready.getAsBoolean()).isTrue();
+    assertThat(probes.get()).isEqualTo(2);
   }
 
   @Test
-  void aProbeStillRunningAfterTheTimeoutReportsUnreadyUntilItAnswers() {
-    hold = new CountDownLatch(1);
-    assertThat(ready.getAsBoolean()).isTrue(); // starts a probe that hangs
+  void aProbeRunningForTheTimeoutReportsUnreadyAndNoSecondOneStartsUntilItAnswers() {
+    assertThat(ready.getAsBoolean()).isTrue(); // starts a probe, which the test leaves queued (hung)
     ticker.advance(Duration.ofMillis(1999));
     assertThat(ready.getAsBoolean()).isTrue();
     ticker.advance(Duration.ofMillis(1));
     assertThat(ready.getAsBoolean()).as("a database that does not answer in 2 s").isFalse();
     ticker.advance(Duration.ofSeconds(10));
     assertThat(ready.getAsBoolean()).isFalse();
-    assertThat(probes.get()).as("never two probes at once").isZero();
+    assertThat(executor.queued()).as("never two probes at once").isEqualTo(1);
 
-    hold.countDown();
-    await().until(() -> probes.get() == 1);
+    executor.runOne();
     assertThat(ready.getAsBoolean()).isTrue();
+    assertThat(executor.queued()).as("the next probe is due at once: the last started 12 s ago").isEqualTo(1);
   }
 
   @Test
-  void aProbeThatThrowsCountsAsFailedAndAClosedCheckIsUnready() {
-    ProbedReadiness throwing = new ProbedReadiness(() -> {
-      probes.incrementAndGet();
-      throw new IllegalStateException("the Tether store is closed");
-    }, Duration.ofSeconds(1), Duration.ofSeconds(2), ticker, Executors.newSingleThreadExecutor());
-    try {
-      throwing.getAsBoolean();
-      await().until(() -> probes.get() == 1);
-      await().until(() -> !throwing.getAsBoolean());
-    } finally {
-      throwing.close();
-    }
-    assertThat(ready.getAsBoolean()).isTrue();
+  void aProbeThatThrowsCountsAsFailedAndTheNextOneStillRuns() {
+    AtomicBoolean fail = new AtomicBoolean(true);
+    ProbedReadiness throwing = readiness(() -> {
+      if (fail.get()) {
+        throw new IllegalStateException("the Tether store is closed");
+      }
+      return true;
+    });
+    throwing.getAsBoolean();
+    executor.runOne();
+    assertThat(throwing.getAsBoolean()).isFalse();
+    fail.set(false);
+    ticker.advance(Duration.ofSeconds(1));
+    throwing.getAsBoolean();
+    executor.runOne();
+    assertThat(throwing.getAsBoolean()).isTrue();
+  }
+
+  @Test
+  void closedItIsUnreadyForGood() {
+    assertThat(ready.getAsBoolean()).isTrue(); // a probe queued
     ready.close();
     assertThat(ready.getAsBoolean()).isFalse();
     ticker.advance(Duration.ofSeconds(5));
@@ -130,7 +191,7 @@ class ProbedReadinessTest {
         proxy.cut();
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
             .until(() -> http.send(get, HttpResponse.BodyHandlers.ofString()).statusCode() == 503);
-        assertThat(store.isAvailable()).isFalse();
+        await().atMost(Duration.ofSeconds(20)).until(() -> !store.isAvailable());
 
         proxy.restore();
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
