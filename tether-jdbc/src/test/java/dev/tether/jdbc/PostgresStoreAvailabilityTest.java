@@ -50,6 +50,13 @@ class PostgresStoreAvailabilityTest {
     return store;
   }
 
+  /** Opens the store through {@code proxy} (1 s connection timeout, no listener); a probe works. */
+  private void openThrough(TcpProxy proxy) {
+    store = TetherStore.open(proxy.url(db.url()), TetherStoreConfig.builder().notifications(false)
+        .connectionTimeout(Duration.ofSeconds(1)).build());
+    assertThat(store.probe()).isTrue();
+  }
+
   /** Backends of this store whose current or last query starts with {@code queryPrefix}. */
   private List<Integer> backends(String queryPrefix) throws SQLException {
     try (Connection c = DriverManager.getConnection(baseUrl);
@@ -132,9 +139,7 @@ class PostgresStoreAvailabilityTest {
   @Test
   void aProbeFindsAnOutageOfAnIdleStoreAndAnotherFindsTheDatabaseBack() throws Exception {
     try (TcpProxy proxy = new TcpProxy(db.url())) {
-      store = TetherStore.open(proxy.url(db.url()), TetherStoreConfig.builder().notifications(false)
-          .connectionTimeout(Duration.ofSeconds(1)).build());
-      assertThat(store.probe()).isTrue();
+      openThrough(proxy);
 
       proxy.cut(); // the server is gone; no call has seen it yet
       assertThat(store.isAvailable()).isTrue();
@@ -154,9 +159,7 @@ class PostgresStoreAvailabilityTest {
   @Test
   void aProbeOfADatabaseThatStoppedAnsweringGivesUpAfterTheConnectionTimeout() throws Exception {
     try (TcpProxy proxy = new TcpProxy(db.url())) {
-      store = TetherStore.open(proxy.url(db.url()), TetherStoreConfig.builder().notifications(false)
-          .connectionTimeout(Duration.ofSeconds(1)).build());
-      assertThat(store.probe()).isTrue();
+      openThrough(proxy);
 
       proxy.freeze(); // connections stay open, nothing comes back: TCP alone would wait for minutes
       CompletableFuture<Boolean> probe = CompletableFuture.supplyAsync(store::probe);
