@@ -8,14 +8,10 @@ import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.TetherStoreConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
 
 /**
  * Acquisition cost with a backlog of delayed items (a retry storm's backoffs, scheduled work):
@@ -47,15 +43,12 @@ public final class DelayedBacklog {
   }
 
   private static void run(String engine, int delayed, int due) throws Exception {
-    String base = System.getenv().getOrDefault("TETHER_TEST_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
-    String schema = "tether_delayed_" + UUID.randomUUID().toString().substring(0, 8);
+    BenchSchema pg = null;
     Path dir = null;
     String url;
     if (engine.equals("postgres")) {
-      try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-        st.execute("CREATE SCHEMA " + schema);
-      }
-      url = base + (base.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+      pg = BenchSchema.create("tether_delayed_");
+      url = pg.url();
     } else {
       dir = Files.createTempDirectory("tether-delayed");
       url = dir.resolve("bench.db").toString();
@@ -93,10 +86,8 @@ public final class DelayedBacklog {
           + " %.2f ms per acquisition of 10 with its completions%n",
           engine, delayed, due, ms, ms / acquisitions);
     } finally {
-      if (engine.equals("postgres")) {
-        try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-          st.execute("DROP SCHEMA " + schema + " CASCADE");
-        }
+      if (pg != null) {
+        pg.close();
       } else {
         try (var files = Files.walk(dir)) {
           files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

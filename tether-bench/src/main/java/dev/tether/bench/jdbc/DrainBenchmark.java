@@ -12,7 +12,6 @@ import dev.tether.jdbc.TetherStoreConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
@@ -20,7 +19,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -32,7 +30,7 @@ import java.util.concurrent.Future;
  * that table.
  *
  * <p>Run: {@code java -cp tether-bench/target/benchmarks.jar dev.tether.bench.jdbc.DrainBenchmark
- * [sqlite|postgres|both] [items] [threads]}. PostgreSQL from {@code TETHER_BENCH_PG_URL}
+ * [sqlite|postgres|both] [items] [threads]}. PostgreSQL from {@code TETHER_TEST_PG_URL}
  * (default {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}); each run uses a fresh
  * schema, dropped at the end. SQLite uses a temp file in WAL mode.
  */
@@ -50,18 +48,8 @@ public final class DrainBenchmark {
           TetherStoreConfig.builder().sqliteSynchronous(TetherStoreConfig.SqliteSynchronous.FULL).build());
     }
     if (which.equals("postgres") || which.equals("both")) {
-      String base = System.getenv().getOrDefault("TETHER_BENCH_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
-      String schema = "tether_bench_" + UUID.randomUUID().toString().substring(0, 8);
-      try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-        st.execute("CREATE SCHEMA " + schema);
-      }
-      try {
-        run("PostgreSQL (synchronous_commit=on)", base + (base.contains("?") ? "&" : "?") + "currentSchema=" + schema,
-            items, threads, TetherStoreConfig.defaults());
-      } finally {
-        try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-          st.execute("DROP SCHEMA " + schema + " CASCADE");
-        }
+      try (BenchSchema schema = BenchSchema.create("tether_bench_")) {
+        run("PostgreSQL (synchronous_commit=on)", schema.url(), items, threads, TetherStoreConfig.defaults());
       }
     }
   }

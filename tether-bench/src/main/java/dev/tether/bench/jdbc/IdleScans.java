@@ -7,14 +7,12 @@ import dev.tether.loop.LoopGroup;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.WorkContext;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
 
 /**
  * What an idle worker costs the database: a {@link LoopGroup} of 8 {@link MainLoop}s receiving
@@ -31,13 +29,8 @@ public final class IdleScans {
 
   public static void main(String[] args) throws Exception {
     int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 30;
-    String base = System.getenv().getOrDefault("TETHER_TEST_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
-    String schema = "tether_idle_" + UUID.randomUUID().toString().substring(0, 8);
-    try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-      st.execute("CREATE SCHEMA " + schema);
-    }
-    try (TetherStore store = TetherStore.open(base + (base.contains("?") ? "&" : "?") + "currentSchema=" + schema,
-        TetherStoreConfig.defaults())) {
+    try (BenchSchema schema = BenchSchema.create("tether_idle_");
+        TetherStore store = TetherStore.open(schema.url(), TetherStoreConfig.defaults())) {
       JdbcMailbox<String, String> box = JdbcMailbox.ofStrings(store, "idle");
       List<MainLoop<String, String>> loops = new ArrayList<>();
       for (int i = 0; i < 8; i++) {
@@ -47,26 +40,22 @@ public final class IdleScans {
       Thread runner = new Thread(group::run, "idle-group");
       runner.start();
       Thread.sleep(4000); // loops started and waiting in receive
-      long s0 = scans(base, schema);
+      long s0 = scans(schema);
       long t0 = System.nanoTime();
       Thread.sleep(seconds * 1000L);
-      long s1 = scans(base, schema);
+      long s1 = scans(schema);
       double secs = (System.nanoTime() - t0) / 1e9;
       System.out.printf(Locale.ROOT, "idle LoopGroup of 8 MainLoops on one JdbcMailbox (PostgreSQL): %.1f scans of"
           + " work_items a second over %.0f s%n", (s1 - s0) / secs, secs);
       group.shutdown(Duration.ofSeconds(10));
       runner.join(15000);
-    } finally {
-      try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-        st.execute("DROP SCHEMA " + schema + " CASCADE");
-      }
     }
   }
 
-  private static long scans(String base, String schema) throws Exception {
-    try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement();
+  private static long scans(BenchSchema schema) throws Exception {
+    try (Connection c = schema.connect(); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) FROM pg_stat_user_tables"
-            + " WHERE schemaname = '" + schema + "' AND relname = 'work_items'")) {
+            + " WHERE schemaname = '" + schema.name() + "' AND relname = 'work_items'")) {
       rs.next();
       return rs.getLong(1);
     }

@@ -11,14 +11,10 @@ import dev.tether.mailbox.Message;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
 
 /**
  * Heap of an idle worker at library level (the CLI worker process is not measured here): a
@@ -34,14 +30,10 @@ public final class IdleWorkerHeap {
 
   public static void main(String[] args) throws Exception {
     boolean pg = args.length > 0 && args[0].equals("postgres");
-    String base = System.getenv().getOrDefault("TETHER_TEST_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
-    String schema = "tether_heap_" + UUID.randomUUID().toString().substring(0, 8);
+    BenchSchema schema = pg ? BenchSchema.create("tether_heap_") : null;
     String url;
-    if (pg) {
-      try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-        st.execute("CREATE SCHEMA " + schema);
-      }
-      url = base + (base.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+    if (schema != null) {
+      url = schema.url();
     } else {
       url = Files.createTempDirectory("tether-heap").resolve("idle.db").toString();
     }
@@ -80,10 +72,8 @@ public final class IdleWorkerHeap {
       System.out.printf(Locale.ROOT, "memory per in-flight lease (JdbcMessage with a 9-byte body): %.0f bytes (%d held)%n",
           (full - empty) / (double) n, inFlight.size());
     } finally {
-      if (pg) {
-        try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-          st.execute("DROP SCHEMA " + schema + " CASCADE");
-        }
+      if (schema != null) {
+        schema.close();
       }
     }
   }

@@ -23,7 +23,6 @@ import java.lang.management.MemoryType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
@@ -104,23 +103,17 @@ public final class PeerComparison {
   private static final class Db implements AutoCloseable {
     final Backend backend;
     final String url;
-    final String pgBase;
-    final String schema;
+    final BenchSchema schema;
 
     Db(Backend backend) throws Exception {
       this.backend = backend;
       if (backend.sqlite()) {
         Path dir = Files.createTempDirectory("tether-peer");
         url = "jdbc:sqlite:" + dir.resolve("bench.db");
-        pgBase = null;
         schema = null;
       } else {
-        pgBase = System.getenv().getOrDefault("TETHER_TEST_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
-        schema = "tether_peer_" + UUID.randomUUID().toString().substring(0, 8);
-        try (Connection c = DriverManager.getConnection(pgBase); Statement st = c.createStatement()) {
-          st.execute("CREATE SCHEMA " + schema);
-        }
-        url = pgBase + (pgBase.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        schema = BenchSchema.create("tether_peer_");
+        url = schema.url();
       }
     }
 
@@ -156,9 +149,7 @@ public final class PeerComparison {
     @Override
     public void close() throws Exception {
       if (schema != null) {
-        try (Connection c = DriverManager.getConnection(pgBase); Statement st = c.createStatement()) {
-          st.execute("DROP SCHEMA " + schema + " CASCADE");
-        }
+        schema.close();
       }
     }
   }

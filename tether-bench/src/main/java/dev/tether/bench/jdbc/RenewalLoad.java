@@ -17,7 +17,6 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
@@ -25,7 +24,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Logger;
@@ -53,13 +51,9 @@ public final class RenewalLoad {
   }
 
   private static void run(int leases, int seconds, boolean batched) throws Exception {
-    String base = System.getenv().getOrDefault("TETHER_TEST_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
-    String schema = "tether_renew_" + UUID.randomUUID().toString().substring(0, 8);
-    try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-      st.execute("CREATE SCHEMA " + schema);
-    }
+    BenchSchema schema = BenchSchema.create("tether_renew_");
     HikariConfig hc = new HikariConfig();
-    hc.setJdbcUrl(base + (base.contains("?") ? "&" : "?") + "currentSchema=" + schema);
+    hc.setJdbcUrl(schema.url());
     hc.setMaximumPoolSize(10);
     AtomicLong statements = new AtomicLong();
     try (HikariDataSource pool = new HikariDataSource(hc);
@@ -144,9 +138,7 @@ public final class RenewalLoad {
         a.close();
       }
     } finally {
-      try (Connection c = DriverManager.getConnection(base); Statement st = c.createStatement()) {
-        st.execute("DROP SCHEMA " + schema + " CASCADE");
-      }
+      schema.close();
     }
   }
 
