@@ -6,6 +6,7 @@ import dev.tether.jdbc.internal.Dialect;
 import dev.tether.jdbc.internal.Migrations;
 import dev.tether.jdbc.internal.SqlWork;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
@@ -317,10 +318,11 @@ public final class TetherStore implements AutoCloseable {
         boolean timed = dialect == Dialect.POSTGRES;
         if (timed) {
           before = c.getNetworkTimeout();
-          c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, config.connectionTimeout().toMillis()));
+          int millis = (int) Math.min(Integer.MAX_VALUE, config.connectionTimeout().toMillis());
+          c.setNetworkTimeout(Runnable::run, millis);
         }
         try (Statement st = c.createStatement();
-            java.sql.ResultSet rs = st.executeQuery("SELECT MAX(version) FROM tether_schema_version")) {
+            ResultSet rs = st.executeQuery("SELECT MAX(version) FROM tether_schema_version")) {
           return rs.next();
         } finally {
           if (timed) {

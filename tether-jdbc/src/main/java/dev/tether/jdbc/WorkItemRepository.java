@@ -512,8 +512,8 @@ final class WorkItemRepository {
    * index probes, each reading the earliest matching instant in index order rather than asking
    * {@code EXISTS}: the planner costs {@code EXISTS} as stopping at the first of many matches (a
    * third of the leases, for an instant it cannot see) and, with the statistics of a busy queue,
-   * scanned the whole table, or every queue's leases, for one that was not there); {@code pick} locks up to n pending due
-   * unscheduled items, highest priority then oldest, {@code SKIP LOCKED}, and none when {@code x}
+   * scanned the whole table, or every queue's leases, for one that was not there); {@code pick}
+   * locks up to n pending due unscheduled items, highest priority then oldest, {@code SKIP LOCKED}, and none when {@code x}
    * is true; {@code num} numbers them in that order. Parameters: queue, queue, queue.
    *
    * <p>n is a literal of the statement text ({@link #pickPg}), not a parameter: for a parameter

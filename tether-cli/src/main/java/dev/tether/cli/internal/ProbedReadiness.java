@@ -54,7 +54,7 @@ public final class ProbedReadiness implements BooleanSupplier, AutoCloseable {
 
   /**
    * Probes {@code store} at most once a second, on a daemon thread of its own, and reports it
-   * unready when a probe takes longer than two seconds.
+   * unready while a probe has run for two seconds or more.
    *
    * @param store the store to probe
    * @return the readiness check; close it before the store
@@ -106,8 +106,8 @@ public final class ProbedReadiness implements BooleanSupplier, AutoCloseable {
     boolean ok = false;
     try {
       ok = probe.getAsBoolean();
-    } catch (RuntimeException e) { // e.g. the store closed under it
-      ok = false;
+    } catch (RuntimeException e) {
+      // counts as failed: e.g. the store closed under it
     } finally {
       if (!closed) {
         lastResult = ok;
