@@ -21,6 +21,9 @@ import java.util.function.BooleanSupplier;
  * connection timeout). So an answer is the result of the probe the previous request started: an
  * outage or a recovery shows one request later. Ready at first: the store was opened (and
  * migrated) just before. Probes happen only when readiness is asked for.
+ *
+ * <p>Thread-safe; {@link #getAsBoolean()} never blocks on the database. Close it (it stops the
+ * probe thread) before the store.
  */
 public final class ProbedReadiness implements BooleanSupplier, AutoCloseable {
   private final BooleanSupplier probe;
