@@ -309,10 +309,7 @@ public final class TetherStore implements AutoCloseable {
    * @throws IllegalStateException if the store is closed
    */
   public boolean probe() {
-    if (closed.get()) {
-      throw new IllegalStateException("the Tether store on " + description + " is closed");
-    }
-    try {
+    try { // on a closed store, borrow() throws the IllegalStateException
       return read("probing the store", c -> {
         int before = 0;
         boolean timed = dialect == Dialect.POSTGRES;

@@ -105,7 +105,7 @@ final class WorkItemRepository {
       d.setBytes(ps, 9, item.inputUnsafe());
       d.setInstant(ps, 10, now);
       d.setInstant(ps, 11, now);
-      ps.setBoolean(12, !item.delay().isZero());
+      ps.setBoolean(12, scheduled(item));
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
           return rs.getLong(1);
@@ -129,6 +129,14 @@ final class WorkItemRepository {
    * it is one round trip. Parameters: now, queue, task, type, priority, max attempts, delay
    * millis, reply-to, input, whether delayed (scheduled), channel (or null: no notification).
    */
+  /**
+   * Whether a new item starts {@code scheduled} (kept out of the ready index until an acquisition
+   * promotes it): when it was enqueued with a delay. {@link #INSERT_ALL_PG} says the same in SQL.
+   */
+  private static boolean scheduled(NewWorkItem item) {
+    return !item.delay().isZero();
+  }
+
   private static final String INSERT_ONE_PG =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
           + " ins AS (INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
@@ -160,7 +168,7 @@ final class WorkItemRepository {
       ps.setLong(7, item.delay().toMillis());
       ps.setString(8, item.replyTo());
       d.setBytes(ps, 9, item.inputUnsafe());
-      ps.setBoolean(10, !item.delay().isZero());
+      ps.setBoolean(10, scheduled(item));
       ps.setString(11, notifyChannel);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -235,7 +243,7 @@ final class WorkItemRepository {
         d.setBytes(ps, p++, item.inputUnsafe());
         d.setInstant(ps, p++, now);
         d.setInstant(ps, p++, now);
-        ps.setBoolean(p++, !item.delay().isZero());
+        ps.setBoolean(p++, scheduled(item));
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -513,8 +521,9 @@ final class WorkItemRepository {
    * {@code EXISTS}: the planner costs {@code EXISTS} as stopping at the first of many matches (a
    * third of the leases, for an instant it cannot see) and, with the statistics of a busy queue,
    * scanned the whole table, or every queue's leases, for one that was not there); {@code pick}
-   * locks up to n pending due unscheduled items, highest priority then oldest, {@code SKIP LOCKED}, and none when {@code x}
-   * is true; {@code num} numbers them in that order. Parameters: queue, queue, queue.
+   * locks up to n pending due unscheduled items, highest priority then oldest, {@code SKIP
+   * LOCKED}, and none when {@code x} is true; {@code num} numbers them in that order. Parameters:
+   * queue, queue, queue.
    *
    * <p>n is a literal of the statement text ({@link #pickPg}), not a parameter: for a parameter
    * the planner's generic plan assumes a tenth of the queue's rows, so once a queue held about
@@ -649,14 +658,13 @@ final class WorkItemRepository {
    * statement (one round trip, one commit, one WAL flush for all of them), at the database clock
    * read once by the statement. The completions are the conditional updates of {@link
    * #COMPLETE_ALL_PG} (refused ones are missing from the returned arrays); the acquisitions are
-   * {@link #ACQUIRE_FAST_PG_HEAD} for the sum of their sizes, each picked row leased with the token,
-   * holder and lease length at its position (in pick order) of the arrays. The completions and
+   * the pick of {@link #acquireFastPg} for the sum of their sizes, each picked row leased with the
+   * token, holder and lease length at its position (in pick order) of the arrays. The completions and
    * the pick touch disjoint rows (in progress against pending), and all parts see the same
    * snapshot: a row completed here is not picked here. When the queue holds expired leases or
    * due scheduled items nothing is picked (the first column says so) and the completions still
-   * apply. Parameters:
-   * ids, tokens, ids, queue, queue, queue, tokens, holders, lease millis; n, the sum, is in the
-   * text ({@link #completeAcquirePg}).
+   * apply. Parameters: ids, tokens, ids, queue, queue, queue, tokens, holders, lease millis; n,
+   * the sum, is in the text ({@link #completeAcquirePg}).
    */
   private static final String COMPLETE_ACQUIRE_PG_HEAD =
       "WITH t AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS now),"
