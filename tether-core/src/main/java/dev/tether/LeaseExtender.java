@@ -1,6 +1,7 @@
 package dev.tether;
 
 import dev.tether.mailbox.Message;
+import dev.tether.mailbox.MessageCancelledException;
 import dev.tether.mailbox.MessageFinalizedException;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
 import java.lang.invoke.MethodHandles;
@@ -52,8 +53,25 @@ import org.slf4j.LoggerFactory;
  *
  * An extension refused with {@link ReceiptHandleExpiredException} is logged as a warning;
  * processing continues, {@link Attachment#isLeaseLost()} becomes true and no further extension is
- * tried. Any other failure is logged with its exception and the extension is skipped; the next
- * beat at least {@code min(interval, }{@link #FAILURE_RETRY_DELAY}{@code )} later tries again.
+ * tried ({@link MessageCancelledException}: {@link Attachment#isCancelled()} too). Any other
+ * failure (the store unreachable, say) is logged with its exception and the extension is skipped;
+ * the next beat at least {@code min(interval, }{@link #FAILURE_RETRY_DELAY}{@code )} later tries
+ * again.
+ *
+ * <h2>A lease that ran out</h2>
+ *
+ * When told how long the lease surely lasts ({@link Attachment#leaseHeldUntil(long)}: for a
+ * message just received, the receive's start plus its visibility timeout), the attachment counts
+ * every confirmed extension as lasting from the moment its call started, and {@link
+ * Attachment#isLeaseLost()} turns true (for good) once that bound passes on the ticker without a
+ * confirmed extension: from then on the store may let another worker take the message over, so a
+ * worker cut off from its store stops before that can happen, not after. The bound is a lower
+ * bound of the store's own expiry as long as the two clocks run at the same rate.
+ *
+ * <h2>Deadline</h2>
+ *
+ * After {@link Attachment#extendUntil(long)}, beats no longer extend the lease: work that
+ * overran its deadline lets its lease run out.
  *
  * <p>An extender serves one message at a time (one per loop): attaching while attached throws
  * {@link IllegalStateException}. Thread-safe.
@@ -209,7 +227,15 @@ public final class LeaseExtender {
     private volatile int state;
 
     private volatile boolean leaseLost;
+    private volatile boolean cancelled;
     private volatile long extensions;
+    /** Ticker reading until which the lease surely holds; {@code heldUntilKnown} says if set. */
+    private volatile long heldUntil;
+    private volatile boolean heldUntilKnown;
+    /** Ticker reading from which beats no longer extend; {@code extendUntilKnown} says if set. */
+    private volatile long extendUntil;
+    private volatile boolean extendUntilKnown;
+    private final Ticker ticker;
 
     private Attachment(LeaseExtender extender, Message<?, ?> message, Heartbeat heartbeat) {
       super(heartbeat);
@@ -218,7 +244,8 @@ public final class LeaseExtender {
       this.intervalNanos = extender.config.interval().toNanos();
       this.retryNanos = Math.min(intervalNanos, FAILURE_RETRY_DELAY.toNanos());
       this.extension = extender.config.extension();
-      this.nextDue = heartbeat.ticker().read() + intervalNanos;
+      this.ticker = heartbeat.ticker();
+      this.nextDue = ticker.read() + intervalNanos;
     }
 
     @Override
@@ -242,13 +269,28 @@ public final class LeaseExtender {
         if (now - nextDue < 0) {
           return; // another thread extended between our check and our CAS
         }
+        if (extendUntilKnown && now - extendUntil >= 0) {
+          nextDue = now + intervalNanos;
+          log.debug("Not extending message {}: its work is past its deadline", message.id());
+          return;
+        }
+        long started = ticker.read();
         message.extendVisibility(extension);
         nextDue = now + intervalNanos;
+        if (heldUntilKnown && !leaseLost) {
+          long bound = started + extension.toNanos();
+          if (bound - heldUntil > 0) {
+            heldUntil = bound;
+          }
+        }
         extensions++; // only ever written by the thread holding EXTENDING
         log.debug("Extended visibility for message {} by {}", message.id(), extension);
         notify(() -> extender.listener.extended(message, extension));
       } catch (ReceiptHandleExpiredException | MessageFinalizedException e) {
         next = LOST;
+        if (e instanceof MessageCancelledException) {
+          cancelled = true;
+        }
         leaseLost = true;
         if ((int) STATE.getVolatile(this) != CLOSED) {
           log.warn(
@@ -285,13 +327,37 @@ public final class LeaseExtender {
     }
 
     /**
-     * Returns whether an extension found the lease lost (the receipt handle expired). The work may
-     * go on, but its result will be refused; a handler should stop early.
+     * Returns whether the lease is lost: an extension was refused (the receipt handle expired),
+     * someone {@linkplain #markLeaseLost() marked} it lost, or the {@linkplain #leaseHeldUntil
+     * bound} passed without a confirmed extension. The work may go on, but its result may be
+     * refused and another worker may be running it; a handler should stop early. Cheap: one
+     * volatile read, plus one ticker reading when a bound is set.
      *
-     * @return true once an extension was refused as expired
+     * @return true once the lease is known or presumed lost
      */
     public boolean isLeaseLost() {
-      return leaseLost;
+      if (leaseLost) {
+        return true;
+      }
+      if (heldUntilKnown && ticker.read() - heldUntil >= 0) {
+        leaseLost = true;
+        STATE.compareAndSet(this, IDLE, LOST);
+        log.warn("The lease of message {} ran out without a confirmed extension (no beat, or the"
+            + " store could not be reached); treating it as lost so that the work stops before"
+            + " another worker can take the message over", message.id());
+        return true;
+      }
+      return false;
+    }
+
+    /**
+     * Returns whether the message was found cancelled (an extension was refused with {@link
+     * MessageCancelledException}, or someone {@linkplain #markCancelled() marked} it).
+     *
+     * @return true once known
+     */
+    public boolean isCancelled() {
+      return cancelled;
     }
 
     /**
@@ -301,6 +367,40 @@ public final class LeaseExtender {
     public void markLeaseLost() {
       leaseLost = true;
       STATE.compareAndSet(this, IDLE, LOST);
+    }
+
+    /** Marks the message cancelled (and so its lease lost); stops further extensions. */
+    public void markCancelled() {
+      cancelled = true;
+      markLeaseLost();
+    }
+
+    /**
+     * Tells the attachment until when (a reading of the heartbeat's ticker) the lease surely holds
+     * without an extension, such as the start of the receive that delivered the message plus its
+     * visibility timeout. From then on every confirmed extension moves the bound to its own start
+     * plus the extension, and {@link #isLeaseLost()} turns true once the bound passes.
+     *
+     * @param tickerNanos the bound, a reading of the heartbeat's ticker
+     * @return this attachment
+     */
+    public Attachment leaseHeldUntil(long tickerNanos) {
+      this.heldUntil = tickerNanos;
+      this.heldUntilKnown = true;
+      return this;
+    }
+
+    /**
+     * Stops extensions from {@code tickerNanos} on (a reading of the heartbeat's ticker): the
+     * work's deadline. Beats after it do not extend the lease.
+     *
+     * @param tickerNanos the deadline
+     * @return this attachment
+     */
+    public Attachment extendUntil(long tickerNanos) {
+      this.extendUntil = tickerNanos;
+      this.extendUntilKnown = true;
+      return this;
     }
 
     /**
@@ -330,6 +430,7 @@ public final class LeaseExtender {
           + extensions
           + ", leaseLost="
           + leaseLost
+          + (cancelled ? ", cancelled" : "")
           + "]";
     }
   }

@@ -1,15 +1,18 @@
 package dev.tether;
 
+import dev.tether.mailbox.LeaseStatus;
 import dev.tether.mailbox.Message;
+import dev.tether.mailbox.NackOutcome;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
 import java.time.Duration;
+import java.util.Optional;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
-/** A message that records extension calls and can be told to fail them (the seeds' test message). */
+/** A message that records extension calls and can be told to fail them. */
 final class RecordingMessage implements Message<String, String> {
   final List<Duration> extensions = new CopyOnWriteArrayList<>();
   final AtomicInteger inFlight = new AtomicInteger();
@@ -52,10 +55,38 @@ final class RecordingMessage implements Message<String, String> {
   }
 
   @Override
+  public int attempt() {
+    return 1;
+  }
+
+  @Override
+  public int maxAttempts() {
+    return 3;
+  }
+
+  @Override
+  public Optional<byte[]> lastCheckpoint() {
+    return Optional.empty();
+  }
+
+  @Override
+  public void checkpoint(byte[] data) {}
+
+  @Override
+  public LeaseStatus checkLease() {
+    return LeaseStatus.HELD;
+  }
+
+  @Override
   public void acknowledge() {}
 
   @Override
-  public void nack(Duration visibilityTimeout) {}
+  public void handBack() {}
+
+  @Override
+  public NackOutcome nack(Duration visibilityTimeout, String reason) {
+    return NackOutcome.RETRY_SCHEDULED;
+  }
 
   @Override
   public void extendVisibility(Duration timeout) {

@@ -10,15 +10,18 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Checks that a group's timeouts fit together, as the seeds' calibration rules require. Stateless
- * and thread-safe.
+ * Checks that a group's timeouts fit together, so that a healthy worker keeps its leases, a stalled
+ * one is ended before its message goes to another worker, and a busy loop is never taken for a
+ * stalled one. Stateless and thread-safe.
  *
  * <h2>Rules</h2>
  *
  * For every loop that exposes a {@link MainLoopConfig} ({@link WorkLoop#config()}), where {@code
- * max_processing_time} is the loop's {@link MainLoopConfig#deadline()} <em>or 0 when it has
- * none</em> (a loop without a deadline promises nothing about processing time, so only the other
- * terms are checked):
+ * max_processing_time} is the loop's {@link MainLoopConfig#deadline()} (enforced: a handler past
+ * it is interrupted and its lease no longer extended). A loop without a deadline promises nothing
+ * about processing time: the two rules that need it are then checked with 0 only (a necessary
+ * condition) and {@linkplain #report reported} as not checked, naming the loop, so that the
+ * group's error or log says which rules it could not check:
  *
  * <ol>
  *   <li>{@link #VISIBILITY_COVERS_WATCHDOG} {@code visibility_timeout > watchdog_threshold +
@@ -35,8 +38,8 @@ import java.util.Optional;
  *
  * And once for the group, when a watchdog is configured: {@link #WATCHDOG_INTERVAL} {@code
  * watchdog_interval < watchdog_threshold / 3}. (The watchdog itself also wakes at the earliest
- * possible stall, so the interval is only an upper bound between checks; the rule is kept so that
- * configurations stay valid for the seeds' polling watchdog too.) Loops without a configuration
+ * possible stall, so the interval is only an upper bound between checks; the rule keeps the
+ * configuration valid for a watchdog that only polls.) Loops without a configuration
  * are checked against this group rule only.
  *
  * <p>{@link LoopGroup.Builder#build()} applies these checks according to its {@link Mode}: by
@@ -109,6 +112,82 @@ public final class Calibration {
           + " violated: "
           + values;
     }
+  }
+
+  /**
+   * A rule that could not be checked for a loop.
+   *
+   * @param loop the loop's name
+   * @param rule the rule, one of this class's constants
+   * @param why why not, and what would make it checkable
+   */
+  public record Unchecked(String loop, String rule, String why) {
+    /**
+     * Validates the fields.
+     *
+     * @param loop the loop's name
+     * @param rule the rule
+     * @param why why not
+     * @throws NullPointerException if a field is null
+     */
+    public Unchecked {
+      Objects.requireNonNull(loop, "loop");
+      Objects.requireNonNull(rule, "rule");
+      Objects.requireNonNull(why, "why");
+    }
+
+    @Override
+    public String toString() {
+      return "loop '" + loop + "': rule " + rule + " not checked: " + why;
+    }
+  }
+
+  /**
+   * The outcome of checking a group: what is violated and what could not be checked.
+   *
+   * @param violations every violated rule (empty when calibrated)
+   * @param unchecked every rule that could not be checked, by loop
+   */
+  public record Report(List<Violation> violations, List<Unchecked> unchecked) {
+    /**
+     * Copies the lists.
+     *
+     * @param violations the violations
+     * @param unchecked the rules not checked
+     */
+    public Report {
+      violations = List.copyOf(violations);
+      unchecked = List.copyOf(unchecked);
+    }
+  }
+
+  /**
+   * Checks the loops of a group against its watchdog and says which rules could not be checked.
+   *
+   * @param loops the loops; those whose {@link WorkLoop#config()} is empty get no per-loop check
+   * @param watchdogThreshold the stall threshold, or empty when the group has no watchdog
+   * @param watchdogInterval the watchdog's check interval (ignored without a watchdog)
+   * @return the violations (as {@link #check}) and the rules not checked
+   */
+  public static Report report(
+      Collection<? extends WorkLoop> loops,
+      Optional<Duration> watchdogThreshold,
+      Duration watchdogInterval) {
+    List<Violation> violations = check(loops, watchdogThreshold, watchdogInterval);
+    List<Unchecked> unchecked = new ArrayList<>();
+    if (watchdogThreshold.isPresent()) {
+      for (WorkLoop loop : loops) {
+        Optional<MainLoopConfig> config = loop.config();
+        if (config.isPresent() && config.get().deadline().isEmpty()) {
+          String why = "the loop has no deadline, so its longest processing time is unknown"
+              + " (checked with 0 only); set MainLoopConfig.deadline to the longest a message may"
+              + " take";
+          unchecked.add(new Unchecked(loop.name(), VISIBILITY_COVERS_WATCHDOG, why));
+          unchecked.add(new Unchecked(loop.name(), WATCHDOG_COVERS_WORK, why));
+        }
+      }
+    }
+    return new Report(violations, unchecked);
   }
 
   /**

@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * shutdown was requested and every heartbeat is younger than the readiness threshold (see {@link
  * #isReady()}). The readiness threshold defaults to {@link #DEFAULT_READINESS_FRACTION} of the
  * watchdog's stall threshold, so that a probe sees the 503 and the orchestrator stops routing work
- * well before the watchdog ends the process (with the seeds' 720 s threshold: 648 s); {@link
+ * well before the watchdog ends the process (with the default 720 s threshold: 648 s); {@link
  * Builder#readinessThreshold(Duration)} sets it explicitly, also without a watchdog.
  * A heartbeat counts from its creation or its last beat: a loop built long before the group runs
  * should beat when its {@code run()} starts.
@@ -804,8 +804,12 @@ public final class LoopGroup {
                 + "): readiness has to fail before the watchdog ends the process");
       }
       if (calibrationMode != Calibration.Mode.OFF) {
-        List<Calibration.Violation> violations =
-            Calibration.check(loops, Optional.ofNullable(watchdogThreshold), watchdogInterval);
+        Calibration.Report report =
+            Calibration.report(loops, Optional.ofNullable(watchdogThreshold), watchdogInterval);
+        List<Calibration.Violation> violations = report.violations();
+        String unchecked = report.unchecked().isEmpty() ? ""
+            : "\nNot checked:\n" + report.unchecked().stream().map(u -> "  - " + u)
+                .collect(Collectors.joining("\n"));
         if (!violations.isEmpty()) {
           String list =
               violations.stream().map(v -> "  - " + v).collect(Collectors.joining("\n"));
@@ -817,12 +821,13 @@ public final class LoopGroup {
                     + (violations.size() == 1 ? "" : "s")
                     + "):\n"
                     + list
+                    + unchecked
                     + "\nFix the values, or build with calibration(Calibration.Mode.WARN) to"
                     + " only log them.");
           }
-          for (Calibration.Violation v : violations) {
-            log.warn("LoopGroup timeouts are not calibrated: {}", v);
-          }
+          log.warn("LoopGroup timeouts are not calibrated:\n{}{}", list, unchecked);
+        } else if (!unchecked.isEmpty()) {
+          log.info("LoopGroup timeouts calibrated as far as they could be checked.{}", unchecked);
         }
       }
       return new LoopGroup(this, effective);

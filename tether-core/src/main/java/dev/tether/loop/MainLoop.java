@@ -7,6 +7,7 @@ import dev.tether.mailbox.DeadLetterPolicy;
 import dev.tether.mailbox.Mailbox;
 import dev.tether.mailbox.MailboxException;
 import dev.tether.mailbox.Message;
+import dev.tether.mailbox.NackOutcome;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
 import java.time.Duration;
 import java.util.List;
@@ -17,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Receives messages from a {@link Mailbox} and runs a {@link Handler} on each, keeping each
- * message's lease alive for as long as the handler proves progress by beating (seeds 000 and 004).
+ * message's lease alive for as long as the handler proves progress by beating.
  *
  * <h2>One iteration</h2>
  *
@@ -25,14 +26,15 @@ import org.slf4j.LoggerFactory;
  *   <li>receive up to {@link MainLoopConfig#maxMessages()} messages with the configured visibility
  *       timeout and long-poll wait, then beat (an idle loop is a live loop);
  *   <li>for each message: attach a {@link LeaseExtender} to the loop's heartbeat, run the handler
- *       with a {@link WorkContext} (heartbeat, deadline, delivery count, lease-lost and shutdown
- *       signals), detach; then
+ *       with a {@link WorkContext} (heartbeat, deadline, delivery and attempt, checkpoints,
+ *       lease-lost, cancelled and shutdown signals), detach; then
  *       <ul>
  *         <li>on success, reply (if the message has a reply-to) and acknowledge as one step;
- *         <li>on failure, nack with the policy's backoff or dead-letter, as the {@link
- *             DeadLetterPolicy} decides;
- *         <li>on {@link WorkStoppedException} for a lost lease, leave the message to its new owner;
- *             for shutdown, hand it back at once;
+ *         <li>on failure, end the attempt (charged): nack with the policy's backoff, or
+ *             dead-letter when the {@link DeadLetterPolicy} says so or the message's budget is
+ *             spent (its requester then gets an error reply);
+ *         <li>on {@link WorkStoppedException} for a lost lease or a cancellation, leave the message
+ *             to its new owner (or to nobody); for shutdown, hand it back at once, not charged;
  *       </ul>
  *       and beat.
  * </ol>
@@ -44,13 +46,21 @@ import org.slf4j.LoggerFactory;
  *
  * {@link #shutdown()} may be called from any thread. A loop blocked in a long-poll receive is woken
  * (its thread is interrupted only while inside {@code receive}); messages received but not started
- * are handed back at once ({@code nack(0)}); a running handler is not interrupted but sees {@link
- * WorkContext#isShutdownRequested()} and is allowed to finish.
+ * are handed back at once ({@link Message#handBack()}, not charged); a running handler is not
+ * interrupted but sees {@link WorkContext#isShutdownRequested()} and is allowed to finish.
+ *
+ * <h2>Deadline</h2>
+ *
+ * With {@link MainLoopConfig#deadline()} set, a handler's context reports the deadline; once it
+ * passes, beats no longer extend the lease and the handler's thread is interrupted (once), so a
+ * handler that ignores the deadline is stopped at its next blocking call or interrupt check; the
+ * attempt then ends as a failure. The interrupt comes from one shared daemon thread, {@code
+ * tether-deadline}, started the first time any loop with a deadline handles a message.
  *
  * <h2>Nested loops</h2>
  *
  * {@link #execute(Object, WorkContext)} runs this loop's handler on a request without a message,
- * beating the caller's heartbeat, so that an outer loop (the seeds' {@code EvalLoop}) whose message
+ * beating the caller's heartbeat, so that an outer loop (an evaluation loop, say) whose message
  * is being processed gets its lease extended by the inner work's beats.
  *
  * <p>Thread-safe: {@code run} executes on one thread at a time; everything else may be called from
@@ -76,6 +86,7 @@ public final class MainLoop<T, R> implements WorkLoop {
   private final Heartbeat heartbeat;
   private final LeaseExtender extender;
   private final Listener listener;
+  private final DeadlineTimer deadlineTimer; // null: the shared one, started on first use
 
   private final Object phaseLock = new Object();
   private Thread runner; // guarded by phaseLock
@@ -93,6 +104,7 @@ public final class MainLoop<T, R> implements WorkLoop {
     this.ticker = b.ticker;
     this.heartbeat = b.heartbeat != null ? b.heartbeat : new Heartbeat(b.ticker);
     this.listener = b.listener;
+    this.deadlineTimer = b.deadlineTimer;
     this.extender = new LeaseExtender(config.leaseExtender(), b.extenderListener);
   }
 
@@ -182,6 +194,7 @@ public final class MainLoop<T, R> implements WorkLoop {
     log.info("MainLoop '{}' started on mailbox '{}' with {}", name, requests.name(), config);
     try {
       for (long i = 0; i < maxIterations && !shutdownRequested; i++) {
+        long receivedAt = ticker.read(); // before the receive: the leases surely last from here
         List<Message<T, R>> messages = receive();
         heartbeat.beat(); // after receive: an idle loop is a live loop
         for (int m = 0; m < messages.size(); m++) {
@@ -189,7 +202,7 @@ public final class MainLoop<T, R> implements WorkLoop {
             handBack(messages.subList(m, messages.size()));
             break;
           }
-          handle(messages.get(m));
+          handle(messages.get(m), receivedAt);
           heartbeat.beat(); // after each message: processing completes
         }
       }
@@ -280,8 +293,10 @@ public final class MainLoop<T, R> implements WorkLoop {
   private void handBack(List<Message<T, R>> messages) {
     for (Message<T, R> message : messages) {
       try {
-        message.nack(Duration.ZERO);
-        log.info("MainLoop '{}': shutting down, handed message {} back", name, message.id());
+        message.handBack();
+        safely(() -> listener.handedBack(message));
+        log.info("MainLoop '{}': shutting down, handed message {} back (attempt {} of {} not"
+            + " charged)", name, message.id(), message.attempt(), message.maxAttempts());
       } catch (MailboxException e) {
         log.warn(
             "MainLoop '{}': could not hand message {} back ({}); it becomes visible when its"
@@ -293,49 +308,78 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
   }
 
-  private void handle(Message<T, R> message) {
+  private void handle(Message<T, R> message, long receivedAt) {
     long start = ticker.read();
     safely(() -> listener.received(message));
+    if (message.errorReply().isPresent()) {
+      // An error reply has no body for a handler: keep it where operators look.
+      fail(message, new dev.tether.mailbox.RequestFailedException(message.errorReply().get()),
+          Duration.ZERO, "an error reply cannot be handled by a handler");
+      return;
+    }
     R result = null;
     Exception failure = null;
     boolean leaseLost;
+    boolean cancelled;
     try (LeaseExtender.Attachment attachment = extender.attach(message, heartbeat)) {
-      WorkContext context = contextFor(message, attachment);
+      attachment.leaseHeldUntil(receivedAt + config.visibilityTimeout().toNanos());
+      Deadline deadline = config.deadline().map(d -> Deadline.after(d, ticker)).orElse(null);
+      if (deadline != null) {
+        attachment.extendUntil(deadline.nanos());
+      }
+      WorkContext context = WorkContext.builder(heartbeat)
+          .attachment(attachment)
+          .shutdownRequested(() -> shutdownRequested)
+          .deadline(deadline)
+          .build();
+      DeadlineTimer.Watch watch = deadline == null ? null
+          : (deadlineTimer != null ? deadlineTimer : DeadlineTimer.shared()).interruptAt(Thread.currentThread(), config.deadline().get(),
+              () -> log.warn("MainLoop '{}': message {} passed its deadline of {}; interrupting"
+                  + " its handler", name, message.id(), config.deadline().get()));
       try {
         result = handler.handle(message.body(), context);
       } catch (Exception e) {
         failure = e;
+      } finally {
+        if (watch != null && watch.cancel()) {
+          Thread.interrupted(); // the interrupt was for the handler, not for the loop
+          if (failure == null) {
+            failure = new WorkStoppedException(WorkStoppedException.Reason.DEADLINE,
+                "message " + message.id() + " passed its deadline of " + config.deadline().get());
+          }
+        }
       }
       leaseLost = attachment.isLeaseLost();
+      cancelled = attachment.isCancelled();
     }
     Duration took = Duration.ofNanos(ticker.read() - start);
     if (failure instanceof WorkStoppedException) {
       WorkStoppedException stopped = (WorkStoppedException) failure;
-      if (stopped.reason() == WorkStoppedException.Reason.LEASE_LOST) {
-        log.warn("MainLoop '{}': message {} stopped early, lease lost", name, message.id());
-        safely(() -> listener.leaseLost(message));
-        return;
-      }
-      if (stopped.reason() == WorkStoppedException.Reason.SHUTDOWN) {
-        handBack(List.of(message));
-        return;
+      switch (stopped.reason()) {
+        case CANCELLED:
+          log.warn("MainLoop '{}': message {} stopped early, it was cancelled", name, message.id());
+          safely(() -> listener.cancelled(message));
+          return;
+        case LEASE_LOST:
+          log.warn("MainLoop '{}': message {} stopped early, lease lost", name, message.id());
+          safely(() -> listener.leaseLost(message));
+          return;
+        case SHUTDOWN:
+          handBack(List.of(message));
+          return;
+        default:
+          break;
       }
     }
     if (failure == null) {
       complete(message, result, took, leaseLost);
+    } else if (cancelled) {
+      log.warn("MainLoop '{}': message {} was cancelled while its handler ran ({})", name,
+          message.id(), failure.toString());
+      safely(() -> listener.cancelled(message));
     } else {
-      fail(message, failure, took);
+      fail(message, failure, took, null);
     }
-  }
-
-  private WorkContext contextFor(Message<T, R> message, LeaseExtender.Attachment attachment) {
-    WorkContext.Builder b =
-        WorkContext.builder(heartbeat)
-            .message(message.id(), message.deliveryCount())
-            .leaseLost(attachment::isLeaseLost)
-            .shutdownRequested(() -> shutdownRequested);
-    config.deadline().ifPresent(d -> b.deadline(Deadline.after(d, ticker)));
-    return b.build();
   }
 
   private void complete(Message<T, R> message, R result, Duration took, boolean leaseLost) {
@@ -360,25 +404,29 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
   }
 
-  private void fail(Message<T, R> message, Exception failure, Duration took) {
-    DeadLetterPolicy.Decision decision =
-        config.deadLetterPolicy().decide(message.deliveryCount(), failure);
+  /** Ends a failed attempt: dead-letters it (why: {@code forced}, else the policy) or nacks it. */
+  private void fail(Message<T, R> message, Exception failure, Duration took, String forced) {
+    DeadLetterPolicy.Decision decision = forced != null
+        ? DeadLetterPolicy.Decision.deadLetter(forced + ": " + failure.getMessage())
+        : config.deadLetterPolicy().decide(message.attempt(), message.maxAttempts(), failure);
     safely(() -> listener.failed(message, failure, decision, took));
     try {
       if (decision.isDeadLetter()) {
-        log.warn(
-            "MainLoop '{}': message {} dead-lettered: {}", name, message.id(), decision.reason(),
-            failure);
+        log.warn("MainLoop '{}': message {} dead-lettered after attempt {} of {}: {}", name,
+            message.id(), message.attempt(), message.maxAttempts(), decision.reason(),
+            failure instanceof dev.tether.mailbox.MailboxException ? null : failure);
         message.deadLetter(decision.reason());
       } else {
-        log.warn(
-            "MainLoop '{}': message {} failed on delivery {}; retrying after {}",
-            name,
-            message.id(),
-            message.deliveryCount(),
-            decision.delay(),
-            failure);
-        message.nack(decision.delay());
+        NackOutcome outcome = message.nack(decision.delay(), oneLine(failure));
+        if (outcome == NackOutcome.DEAD_LETTERED) {
+          log.warn("MainLoop '{}': message {} failed on attempt {} of {} and was dead-lettered"
+              + " (its budget is spent): {}", name, message.id(), message.attempt(),
+              message.maxAttempts(), oneLine(failure));
+        } else {
+          log.warn("MainLoop '{}': message {} failed on attempt {} of {}; retrying after {}",
+              name, message.id(), message.attempt(), message.maxAttempts(), decision.delay(),
+              failure);
+        }
       }
     } catch (ReceiptHandleExpiredException e) {
       log.warn(
@@ -394,6 +442,12 @@ public final class MainLoop<T, R> implements WorkLoop {
           message.id(),
           e);
     }
+  }
+
+  /** The failure in one line, bounded, for the message's record. */
+  static String oneLine(Throwable failure) {
+    String text = String.valueOf(failure).replaceAll("\\s+", " ");
+    return text.length() <= 1000 ? text : text.substring(0, 997) + "...";
   }
 
   private void safely(Runnable listenerCall) {
@@ -492,6 +546,20 @@ public final class MainLoop<T, R> implements WorkLoop {
      * @param message the message
      */
     default void leaseLost(Message<?, ?> message) {}
+
+    /**
+     * A message was cancelled while its handler ran; the handler's outcome was discarded.
+     *
+     * @param message the message
+     */
+    default void cancelled(Message<?, ?> message) {}
+
+    /**
+     * A message was handed back without charging its attempt (the loop is shutting down).
+     *
+     * @param message the message
+     */
+    default void handedBack(Message<?, ?> message) {}
   }
 
   /**
@@ -509,6 +577,7 @@ public final class MainLoop<T, R> implements WorkLoop {
     private Heartbeat heartbeat;
     private Listener listener = Listener.NONE;
     private LeaseExtender.Listener extenderListener = LeaseExtender.Listener.NONE;
+    private DeadlineTimer deadlineTimer;
 
     private Builder(String name, Mailbox<T, R> requests, Handler<T, R> handler) {
       this.name = Objects.requireNonNull(name, "name");
@@ -572,6 +641,12 @@ public final class MainLoop<T, R> implements WorkLoop {
      */
     public Builder<T, R> extenderListener(LeaseExtender.Listener listener) {
       this.extenderListener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /** Uses {@code timer} for deadline interruptions instead of the shared one (tests). */
+    Builder<T, R> deadlineTimer(DeadlineTimer timer) {
+      this.deadlineTimer = Objects.requireNonNull(timer, "timer");
       return this;
     }
 

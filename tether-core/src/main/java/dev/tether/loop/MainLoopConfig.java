@@ -11,9 +11,9 @@ import java.util.Optional;
  * The timeouts and policies of a {@link MainLoop}. Immutable; build with {@link #builder()}, whose
  * setters validate each value at once.
  *
- * <p>Defaults follow the seeds' calibration for jobs of up to ten minutes: visibility timeout 30
- * min, long-poll wait 20 s, lease extension every 60 s by 300 s, no per-message deadline, one
- * message per receive, {@link DeadLetterPolicy#defaults()}.
+ * <p>Defaults suit jobs of up to ten minutes: visibility timeout 30 min, long-poll wait 20 s, lease
+ * extension every 60 s by 300 s, no per-message deadline, one message per receive, {@link
+ * DeadLetterPolicy#defaults()}.
  */
 public final class MainLoopConfig {
   /** Default visibility timeout of a received message: 30 min. */
@@ -101,7 +101,9 @@ public final class MainLoopConfig {
 
   /**
    * Returns the time budget of one message's handler, if any: the handler's context reports the
-   * deadline; the loop does not interrupt a handler that overruns it.
+   * deadline; once it passes, beats no longer extend the lease and the loop interrupts the
+   * handler's thread (the attempt then ends as a failure). It is also the longest processing time
+   * the calibration rules use.
    *
    * @return the budget, or empty for none
    */

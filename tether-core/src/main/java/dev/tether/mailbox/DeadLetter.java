@@ -8,10 +8,12 @@ import java.util.Objects;
  * operator redrives it. Immutable; thread-safe if the body is.
  *
  * @param messageId the id the message had in its mailbox
- * @param body the message's body
+ * @param body the message's body, or null when the dead-lettered message was itself an {@link
+ *     ErrorReply error reply}
  * @param reason why it was dead-lettered, for operators (for example {@code "lease expired on
- *     delivery 3 of 3"})
+ *     attempt 3 of 3"})
  * @param deliveryCount how many times it had been delivered when it was dead-lettered
+ * @param attempts how many of those deliveries were charged against its budget
  * @param enqueuedAt when it was sent, by its mailbox's clock
  * @param deadLetteredAt when it was dead-lettered, by its mailbox's clock
  * @param <T> the body type
@@ -21,6 +23,7 @@ public record DeadLetter<T>(
     T body,
     String reason,
     int deliveryCount,
+    int attempts,
     Instant enqueuedAt,
     Instant deadLetteredAt) {
 
@@ -31,20 +34,21 @@ public record DeadLetter<T>(
    * @param body the body
    * @param reason why it was dead-lettered
    * @param deliveryCount deliveries so far
+   * @param attempts charged attempts so far
    * @param enqueuedAt when it was sent
    * @param deadLetteredAt when it was dead-lettered
-   * @throws NullPointerException if any component is null
-   * @throws IllegalArgumentException if {@code deliveryCount} is negative
+   * @throws NullPointerException if a component other than the body is null
+   * @throws IllegalArgumentException if {@code deliveryCount} or {@code attempts} is negative
    */
   public DeadLetter {
     Objects.requireNonNull(messageId, "messageId");
-    Objects.requireNonNull(body, "body");
     Objects.requireNonNull(reason, "reason");
     Objects.requireNonNull(enqueuedAt, "enqueuedAt");
     Objects.requireNonNull(deadLetteredAt, "deadLetteredAt");
-    if (deliveryCount < 0) {
+    if (deliveryCount < 0 || attempts < 0) {
       throw new IllegalArgumentException(
-          "deliveryCount must be >= 0, was " + deliveryCount + " for message " + messageId);
+          "deliveryCount and attempts must be >= 0, were " + deliveryCount + " and " + attempts
+              + " for message " + messageId);
     }
   }
 }

@@ -4,46 +4,43 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 
 /**
  * Decides what happens to a message whose handler failed: hand it back with a backoff that grows
- * with the delivery count, or dead-letter it.
+ * with the attempt, or dead-letter it now.
  *
- * <p>The rules, in order: an error of a type listed by {@link Builder#deadLetterOn} dead-letters at
- * once; an error of a type listed by {@link Builder#neverDeadLetterOn} is always retried; otherwise
- * the message is dead-lettered when its delivery count has reached {@link #maxDeliveries()}, and
- * retried after {@link #backoff(int)} before that. Types match by {@code instanceof}, so listing a
- * type covers its subclasses; a type in both lists is rejected when the policy is built.
+ * <p>The message's own budget ({@link Message#maxAttempts()}) is the only budget: a policy can
+ * dead-letter earlier, never later. The rules, in order: an error of a type listed by {@link
+ * Builder#deadLetterOn} dead-letters at once; otherwise the message is dead-lettered when its
+ * charged attempt has reached its budget (or the policy's own {@link Builder#maxAttempts cap},
+ * when that is lower), and retried after {@link #backoff(int)} before that. Types match by {@code
+ * instanceof}, so listing a type covers its subclasses.
  *
  * <p>Immutable and thread-safe.
  */
 public final class DeadLetterPolicy {
-  /** Default total deliveries before dead-lettering: {@value}. */
-  public static final int DEFAULT_MAX_DELIVERIES = 5;
-
-  /** Default backoff after the first failed delivery. */
+  /** Default backoff after the first failed attempt. */
   public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofSeconds(1);
 
   /** Default ceiling of the backoff. */
   public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
 
-  private final int maxDeliveries;
+  private final int maxAttempts;
   private final List<Class<? extends Throwable>> deadLetterOn;
-  private final List<Class<? extends Throwable>> neverDeadLetterOn;
   private final Duration initialBackoff;
   private final Duration maxBackoff;
 
   private DeadLetterPolicy(Builder b) {
-    this.maxDeliveries = b.maxDeliveries;
+    this.maxAttempts = b.maxAttempts;
     this.deadLetterOn = List.copyOf(b.deadLetterOn);
-    this.neverDeadLetterOn = List.copyOf(b.neverDeadLetterOn);
     this.initialBackoff = b.initialBackoff;
     this.maxBackoff = b.maxBackoff;
   }
 
   /**
-   * Returns the default policy: {@value #DEFAULT_MAX_DELIVERIES} deliveries, backoff from 1 s
-   * doubling up to 5 min, no special error types.
+   * Returns the default policy: the message's own budget, backoff from 1 s doubling up to 5 min,
+   * no error type that dead-letters at once.
    *
    * @return the default policy
    */
@@ -61,58 +58,49 @@ public final class DeadLetterPolicy {
   }
 
   /**
-   * Returns the total number of deliveries after which a failing message is dead-lettered.
+   * Returns the policy's cap on charged attempts, if one was set.
    *
-   * @return at least 1
+   * @return the cap, or empty when only the message's own budget applies
    */
-  public int maxDeliveries() {
-    return maxDeliveries;
+  public OptionalInt maxAttempts() {
+    return maxAttempts == 0 ? OptionalInt.empty() : OptionalInt.of(maxAttempts);
   }
 
   /**
-   * Decides the fate of a message whose delivery number {@code deliveryCount} failed with {@code
-   * error}.
+   * Decides the fate of a message whose charged attempt {@code attempt} (of {@code maxAttempts},
+   * the message's budget) failed with {@code error}.
    *
-   * @param deliveryCount the failed delivery's count (first = 1)
+   * @param attempt the failed attempt (first = 1)
+   * @param maxAttempts the message's budget
    * @param error the handler's failure
    * @return the decision
    */
-  public Decision decide(int deliveryCount, Throwable error) {
+  public Decision decide(int attempt, int maxAttempts, Throwable error) {
     Objects.requireNonNull(error, "error");
     for (Class<? extends Throwable> type : deadLetterOn) {
       if (type.isInstance(error)) {
-        return Decision.deadLetter(
-            "error " + error.getClass().getName() + " dead-letters at once: " + error.getMessage());
+        return Decision.deadLetter("error " + error.getClass().getName()
+            + " dead-letters at once, on attempt " + attempt + " of " + maxAttempts + ": "
+            + error.getMessage());
       }
     }
-    for (Class<? extends Throwable> type : neverDeadLetterOn) {
-      if (type.isInstance(error)) {
-        return Decision.retry(backoff(deliveryCount));
-      }
+    int budget = this.maxAttempts == 0 ? maxAttempts : Math.min(maxAttempts, this.maxAttempts);
+    if (attempt >= budget) {
+      return Decision.deadLetter("failed on attempt " + attempt + " of " + budget + ": "
+          + error.getClass().getName() + ": " + error.getMessage());
     }
-    if (deliveryCount >= maxDeliveries) {
-      return Decision.deadLetter(
-          "failed on delivery "
-              + deliveryCount
-              + " of "
-              + maxDeliveries
-              + ": "
-              + error.getClass().getName()
-              + ": "
-              + error.getMessage());
-    }
-    return Decision.retry(backoff(deliveryCount));
+    return Decision.retry(backoff(attempt));
   }
 
   /**
-   * Returns the delay before a message whose delivery number {@code deliveryCount} failed becomes
-   * visible again: the initial backoff doubled for each earlier delivery, capped at the maximum.
+   * Returns the delay before a message whose attempt {@code attempt} failed becomes visible
+   * again: the initial backoff doubled for each earlier attempt, capped at the maximum.
    *
-   * @param deliveryCount the failed delivery's count (first = 1)
+   * @param attempt the failed attempt (first = 1)
    * @return the delay
    */
-  public Duration backoff(int deliveryCount) {
-    int doublings = Math.max(0, deliveryCount - 1);
+  public Duration backoff(int attempt) {
+    int doublings = Math.max(0, attempt - 1);
     if (doublings >= 62) {
       return maxBackoff;
     }
@@ -126,17 +114,8 @@ public final class DeadLetterPolicy {
 
   @Override
   public String toString() {
-    return "DeadLetterPolicy[maxDeliveries="
-        + maxDeliveries
-        + ", deadLetterOn="
-        + deadLetterOn
-        + ", neverDeadLetterOn="
-        + neverDeadLetterOn
-        + ", backoff="
-        + initialBackoff
-        + ".."
-        + maxBackoff
-        + "]";
+    return "DeadLetterPolicy[maxAttempts=" + (maxAttempts == 0 ? "the message's" : maxAttempts)
+        + ", deadLetterOn=" + deadLetterOn + ", backoff=" + initialBackoff + ".." + maxBackoff + "]";
   }
 
   /** What to do with a failed message. */
@@ -151,11 +130,23 @@ public final class DeadLetterPolicy {
       this.reason = reason;
     }
 
-    static Decision retry(Duration delay) {
+    /**
+     * Returns a decision to retry.
+     *
+     * @param delay the visibility timeout of the nack
+     * @return the decision
+     */
+    public static Decision retry(Duration delay) {
       return new Decision(false, delay, null);
     }
 
-    static Decision deadLetter(String reason) {
+    /**
+     * Returns a decision to dead-letter.
+     *
+     * @param reason why, for operators
+     * @return the decision
+     */
+    public static Decision deadLetter(String reason) {
       return new Decision(true, Duration.ZERO, reason);
     }
 
@@ -194,31 +185,31 @@ public final class DeadLetterPolicy {
 
   /** Builds a {@link DeadLetterPolicy}; each setter validates its value at once. Not thread-safe. */
   public static final class Builder {
-    private int maxDeliveries = DEFAULT_MAX_DELIVERIES;
+    private int maxAttempts;
     private final List<Class<? extends Throwable>> deadLetterOn = new ArrayList<>();
-    private final List<Class<? extends Throwable>> neverDeadLetterOn = new ArrayList<>();
     private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
     private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
 
     private Builder() {}
 
     /**
-     * Sets the total deliveries after which a failing message is dead-lettered.
+     * Caps the charged attempts of a failing message: it is dead-lettered once this many failed,
+     * when its own budget is larger. A cap never extends a message's budget.
      *
-     * @param maxDeliveries at least 1
+     * @param maxAttempts at least 1
      * @return this builder
-     * @throws IllegalArgumentException if {@code maxDeliveries < 1}
+     * @throws IllegalArgumentException if {@code maxAttempts < 1}
      */
-    public Builder maxDeliveries(int maxDeliveries) {
-      if (maxDeliveries < 1) {
-        throw new IllegalArgumentException("maxDeliveries must be >= 1, was " + maxDeliveries);
+    public Builder maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
       }
-      this.maxDeliveries = maxDeliveries;
+      this.maxAttempts = maxAttempts;
       return this;
     }
 
     /**
-     * Adds an error type that dead-letters at once, whatever the delivery count.
+     * Adds an error type that dead-letters at once, whatever the attempt.
      *
      * @param type the type (subclasses match too)
      * @return this builder
@@ -229,24 +220,14 @@ public final class DeadLetterPolicy {
     }
 
     /**
-     * Adds an error type that is always retried, never dead-lettered.
-     *
-     * @param type the type (subclasses match too)
-     * @return this builder
-     */
-    public Builder neverDeadLetterOn(Class<? extends Throwable> type) {
-      neverDeadLetterOn.add(Objects.requireNonNull(type, "type"));
-      return this;
-    }
-
-    /**
-     * Sets the backoff after the first failed delivery and its ceiling; each later failure
+     * Sets the backoff after the first failed attempt and its ceiling; each later failure
      * doubles it.
      *
      * @param initial positive
-     * @param max at least {@code initial}
+     * @param max at least {@code initial}, at most {@link Mailbox#MAX_VISIBILITY_TIMEOUT}
      * @return this builder
-     * @throws IllegalArgumentException if {@code initial} is not positive or exceeds {@code max}
+     * @throws IllegalArgumentException if {@code initial} is not positive, exceeds {@code max}, or
+     *     {@code max} exceeds the longest visibility timeout
      */
     public Builder backoff(Duration initial, Duration max) {
       Objects.requireNonNull(initial, "initial");
@@ -271,15 +252,8 @@ public final class DeadLetterPolicy {
      * Builds the policy.
      *
      * @return the policy
-     * @throws IllegalArgumentException if a type is listed both to dead-letter at once and never
      */
     public DeadLetterPolicy build() {
-      for (Class<? extends Throwable> t : deadLetterOn) {
-        if (neverDeadLetterOn.contains(t)) {
-          throw new IllegalArgumentException(
-              t.getName() + " is listed both in deadLetterOn and neverDeadLetterOn");
-        }
-      }
       return new DeadLetterPolicy(this);
     }
   }

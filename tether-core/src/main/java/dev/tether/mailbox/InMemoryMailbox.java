@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -41,11 +42,16 @@ import org.slf4j.LoggerFactory;
  *       Through a stale handle every operation throws {@link ReceiptHandleExpiredException} and
  *       changes nothing; a second finalization through the same handle throws {@link
  *       MessageFinalizedException}.
- *   <li><b>Delivery budget.</b> A message whose lease expired after its {@link
- *       Builder#maxDeliveries(int) maxDeliveries}-th delivery is dead-lettered at the moment it
- *       would be delivered again (by {@link #receive}), with a reason such as {@code "lease expired
- *       on delivery 3 of 3"}. A message handed back by {@link Message#nack} is delivered again
- *       whatever its count: the handler's {@link DeadLetterPolicy} decides that case.
+ *   <li><b>One budget.</b> Each message gets {@link Builder#maxAttempts(int) maxAttempts}
+ *       charged attempts: a delivery is charged when it is received, and refunded when the worker
+ *       hands it back ({@link Message#handBack()}). A message whose lease expired on its last
+ *       attempt is dead-lettered at the moment it would be delivered again (by {@link #receive}),
+ *       with a reason such as {@code "lease expired on attempt 3 of 3"}; a {@link Message#nack}
+ *       of its last attempt dead-letters it too. A message sent with a reply-to mailbox that ends
+ *       as a dead letter sends its requester an {@link ErrorReply} (after the mailbox's lock is
+ *       released; a failed send is logged).
+ *   <li><b>Checkpoints.</b> {@link Message#checkpoint(byte[])} keeps the latest checkpoint with the
+ *       message, for its next delivery.
  *   <li><b>Order.</b> {@link #receive} returns visible messages oldest first (in send order).
  *   <li><b>Atomic reply.</b> {@link Message#replyAndAcknowledge} either sends the reply and
  *       finalizes the message, or does neither; while the reply is being sent the message cannot
@@ -84,7 +90,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
   private final Clock clock;
   private final Ticker ticker;
   private final int capacity;
-  private final int maxDeliveries;
+  private final int maxAttempts;
   private final Mailbox<DeadLetter<T>, ?> deadLetterTo;
   private final String handlePrefix = UUID.randomUUID().toString();
   private final AtomicLong handleSequence = new AtomicLong();
@@ -107,7 +113,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     this.clock = b.clock;
     this.ticker = b.ticker;
     this.capacity = b.capacity;
-    this.maxDeliveries = b.maxDeliveries;
+    this.maxAttempts = b.maxAttempts;
     this.deadLetterTo = b.deadLetterTo;
   }
 
@@ -140,12 +146,12 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
   }
 
   /**
-   * Returns the configured delivery budget.
+   * Returns the budget of each message.
    *
-   * @return deliveries after which an expired lease dead-letters the message
+   * @return charged attempts after which a failing or expiring message is dead-lettered
    */
-  public int maxDeliveries() {
-    return maxDeliveries;
+  public int maxAttempts() {
+    return maxAttempts;
   }
 
   /**
@@ -155,7 +161,31 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
    */
   @Override
   public String send(T body) {
-    return enqueue(body, null);
+    return enqueue(Objects.requireNonNull(body, "body"), null, null, null);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalStateException if this mailbox is closed
+   */
+  @Override
+  public String sendReply(T body, String inReplyTo) {
+    return enqueue(Objects.requireNonNull(body, "body"), null,
+        Objects.requireNonNull(inReplyTo, "inReplyTo"), null);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws NullPointerException if {@code error} is null
+   * @throws IllegalStateException if this mailbox is closed
+   */
+  @Override
+  public String sendErrorReply(ErrorReply error) {
+    Objects.requireNonNull(error, "error");
+    return enqueue(null, null, error.requestId(), error);
   }
 
   /**
@@ -168,11 +198,11 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
    */
   @Override
   public String send(T body, Mailbox<R, ?> replyTo) {
-    return enqueue(body, Objects.requireNonNull(replyTo, "replyTo"));
+    return enqueue(Objects.requireNonNull(body, "body"), Objects.requireNonNull(replyTo, "replyTo"),
+        null, null);
   }
 
-  private String enqueue(T body, Mailbox<R, ?> replyTo) {
-    Objects.requireNonNull(body, "body");
+  private String enqueue(T body, Mailbox<R, ?> replyTo, String inReplyTo, ErrorReply error) {
     String id = UUID.randomUUID().toString();
     lock.lock();
     try {
@@ -191,7 +221,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
                 + "; message not sent. Acknowledge messages, retry later or raise the capacity.");
       }
       Instant now = clock.instant();
-      Entry e = new Entry(id, nextSequence++, body, replyTo, now);
+      Entry e = new Entry(id, nextSequence++, body, replyTo, now, inReplyTo, error);
       e.visibleAt = now;
       bySequence.put(e.sequence, e);
       byId.put(id, e);
@@ -221,7 +251,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     long waitNanos = waitTime.toNanos();
     long deadline = ticker.read() + waitNanos;
     List<Message<T, R>> received = new ArrayList<>();
-    List<DeadLetter<T>> newlyDead = new ArrayList<>();
+    List<Burial> newlyDead = new ArrayList<>();
     lock.lock();
     try {
       while (true) {
@@ -266,7 +296,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
       int max,
       Duration visibilityTimeout,
       List<Message<T, R>> out,
-      List<DeadLetter<T>> newlyDead) {
+      List<Burial> newlyDead) {
     Instant nextVisible = null;
     Iterator<Entry> it = bySequence.values().iterator();
     while (it.hasNext() && out.size() < max) {
@@ -280,10 +310,11 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
         }
         continue;
       }
-      if (e.lease != null && e.deliveryCount >= maxDeliveries) {
+      if (e.lease != null && e.attempts >= maxAttempts) {
         it.remove();
         byId.remove(e.id);
-        String reason = "lease expired on delivery " + e.deliveryCount + " of " + maxDeliveries;
+        String reason = "lease expired on attempt " + e.attempts + " of " + maxAttempts
+            + " (delivery " + e.deliveryCount + ")";
         newlyDead.add(bury(e, reason, now));
         log.warn("Mailbox '{}': message {} dead-lettered: {}", name, e.id, reason);
         continue;
@@ -296,6 +327,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
             e.deliveryCount);
       }
       e.deliveryCount++;
+      e.attempts++; // charged now; a hand-back refunds it
       Delivery d = new Delivery(e, handlePrefix + "-" + handleSequence.incrementAndGet());
       e.lease = d;
       e.visibleAt = now.plus(visibilityTimeout);
@@ -304,29 +336,58 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     return nextVisible;
   }
 
-  /** Moves {@code e} (already removed from the live maps) to the dead letters. Caller holds lock. */
-  private DeadLetter<T> bury(Entry e, String reason, Instant now) {
+  /**
+   * Moves {@code e} (already removed from the live maps) to the dead letters and returns what is
+   * left to do outside the lock (forwarding, the requester's error reply). Caller holds lock.
+   */
+  private Burial bury(Entry e, String reason, Instant now) {
     e.lease = null;
     DeadLetter<T> letter =
-        new DeadLetter<>(e.id, e.body, reason, e.deliveryCount, e.enqueuedAt, now);
+        new DeadLetter<>(e.id, e.body, reason, e.deliveryCount, e.attempts, e.enqueuedAt, now);
     dead.put(e.id, new DeadEntry(e, letter));
-    return letter;
+    ErrorReply error = e.replyTo == null ? null : new ErrorReply(e.id, reason, e.attempts, false);
+    return new Burial(letter, e.replyTo, error);
   }
 
-  /** Sends dead letters to the dead-letter mailbox, if any. Called without the lock. */
-  private void forward(List<DeadLetter<T>> letters) {
-    if (deadLetterTo == null || letters.isEmpty()) {
-      return;
+  /** A dead letter and what it still owes outside the lock. */
+  private final class Burial {
+    final DeadLetter<T> letter;
+    final Mailbox<R, ?> replyTo;
+    final ErrorReply error;
+
+    Burial(DeadLetter<T> letter, Mailbox<R, ?> replyTo, ErrorReply error) {
+      this.letter = letter;
+      this.replyTo = replyTo;
+      this.error = error;
     }
-    for (DeadLetter<T> letter : letters) {
+  }
+
+  /**
+   * Answers the requesters of dead letters with error replies and sends the dead letters to the
+   * dead-letter mailbox, if any. Called without the lock; a failed send is logged.
+   */
+  private void forward(List<Burial> burials) {
+    for (Burial b : burials) {
+      if (b.error != null) {
+        try {
+          b.replyTo.sendErrorReply(b.error);
+        } catch (RuntimeException e) {
+          log.warn("Mailbox '{}': could not send the error reply of dead letter {} to mailbox"
+              + " '{}'; its requester is not answered", name, b.letter.messageId(),
+              b.replyTo.name(), e);
+        }
+      }
+      if (deadLetterTo == null || b.letter.body() == null) {
+        continue;
+      }
       try {
-        deadLetterTo.send(letter);
+        deadLetterTo.send(b.letter);
       } catch (RuntimeException e) {
         log.warn(
             "Mailbox '{}': could not forward dead letter {} to mailbox '{}'; it is kept in"
                 + " deadLetters() only",
             name,
-            letter.messageId(),
+            b.letter.messageId(),
             deadLetterTo.name(),
             e);
       }
@@ -394,9 +455,8 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
 
   /**
    * Makes a dead letter visible again at once, with the same id, body, reply-to and enqueue
-   * instant, and its delivery count kept (so a message dead-lettered for exhausting its budget by
-   * expiry is dead-lettered again if its next lease expires too). Receipt handles of earlier
-   * deliveries stay stale.
+   * instant, its delivery count kept and a fresh budget (its charged attempts start again from
+   * zero). Receipt handles of earlier deliveries stay stale.
    *
    * @param messageId the id of a dead letter of this mailbox
    * @return true if it was redriven, false if this mailbox holds no dead letter with that id
@@ -461,6 +521,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
 
   private void revive(Entry e) {
     e.lease = null;
+    e.attempts = 0;
     e.pinnedBy = null;
     e.visibleAt = clock.instant();
     bySequence.put(e.sequence, e);
@@ -514,8 +575,8 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
           + dead.size()
           + ", capacity="
           + (capacity == UNBOUNDED ? "unbounded" : capacity)
-          + ", maxDeliveries="
-          + maxDeliveries
+          + ", maxAttempts="
+          + maxAttempts
           + (closed ? ", closed" : "")
           + "]";
     } finally {
@@ -569,7 +630,15 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     final T body;
     final Mailbox<R, ?> replyTo;
     final Instant enqueuedAt;
+    /** The request this message answers, or null. */
+    final String inReplyTo;
+    /** Non-null for an error reply (then {@code body} is null). */
+    final ErrorReply error;
     int deliveryCount;
+    /** Charged attempts, counting a delivery in progress. */
+    int attempts;
+    /** The latest progress checkpoint, or null. */
+    byte[] checkpoint;
     /** When the entry is receivable: the lease expiry while leased, else when visible again. */
     Instant visibleAt;
     /** The delivery holding the lease (valid until taken over or finalized), or null. */
@@ -577,12 +646,15 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     /** The delivery currently sending a reply; while set, the entry cannot be taken over. */
     Delivery pinnedBy;
 
-    Entry(String id, long sequence, T body, Mailbox<R, ?> replyTo, Instant enqueuedAt) {
+    Entry(String id, long sequence, T body, Mailbox<R, ?> replyTo, Instant enqueuedAt,
+        String inReplyTo, ErrorReply error) {
       this.id = id;
       this.sequence = sequence;
       this.body = body;
       this.replyTo = replyTo;
       this.enqueuedAt = enqueuedAt;
+      this.inReplyTo = inReplyTo;
+      this.error = error;
     }
   }
 
@@ -601,6 +673,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     private final Entry entry;
     private final String handle;
     private final int deliveryCount;
+    private final int attempt;
     /** Set when this delivery finalized the message. Guarded by the mailbox lock. */
     private boolean finalized;
 
@@ -608,6 +681,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
       this.entry = entry;
       this.handle = handle;
       this.deliveryCount = entry.deliveryCount;
+      this.attempt = entry.attempts;
     }
 
     @Override
@@ -617,6 +691,9 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public T body() {
+      if (entry.error != null) {
+        throw new RequestFailedException(entry.error);
+      }
       return entry.body;
     }
 
@@ -631,8 +708,69 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     }
 
     @Override
+    public int attempt() {
+      return attempt;
+    }
+
+    @Override
+    public int maxAttempts() {
+      return maxAttempts;
+    }
+
+    @Override
     public Instant enqueuedAt() {
       return entry.enqueuedAt;
+    }
+
+    @Override
+    public Optional<String> inReplyTo() {
+      return Optional.ofNullable(entry.inReplyTo);
+    }
+
+    @Override
+    public Optional<ErrorReply> errorReply() {
+      return Optional.ofNullable(entry.error);
+    }
+
+    @Override
+    public Optional<byte[]> lastCheckpoint() {
+      lock.lock();
+      try {
+        return entry.checkpoint == null ? Optional.empty() : Optional.of(entry.checkpoint.clone());
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void checkpoint(byte[] data) {
+      Objects.requireNonNull(data, "data");
+      if (data.length > MAX_CHECKPOINT_BYTES) {
+        throw new InvalidParameterException("checkpoint of message " + entry.id + " in mailbox '"
+            + name + "' is " + data.length + " bytes, over the limit of " + MAX_CHECKPOINT_BYTES
+            + "; nothing was written: keep large state elsewhere and checkpoint a reference");
+      }
+      byte[] copy = data.clone();
+      lock.lock();
+      try {
+        requireCurrent("checkpoint");
+        entry.checkpoint = copy;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public LeaseStatus checkLease() {
+      lock.lock();
+      try {
+        if (finalized || entry.lease != this || byId.get(entry.id) != entry) {
+          return LeaseStatus.LOST;
+        }
+        return clock.instant().isBefore(entry.visibleAt) ? LeaseStatus.HELD : LeaseStatus.EXPIRED;
+      } finally {
+        lock.unlock();
+      }
     }
 
     @Override
@@ -654,18 +792,47 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     }
 
     @Override
-    public void nack(Duration visibilityTimeout) {
-      checkVisibility("nack visibilityTimeout", visibilityTimeout);
+    public void handBack() {
       lock.lock();
       try {
         awaitOwnReplySent();
-        requireCurrent("nack");
+        requireCurrent("handBack");
         entry.lease = null;
-        entry.visibleAt = clock.instant().plus(visibilityTimeout);
+        entry.attempts--; // a worker's own hand-back is not charged
+        entry.visibleAt = clock.instant();
         available.signalAll();
       } finally {
         lock.unlock();
       }
+    }
+
+    @Override
+    public NackOutcome nack(Duration visibilityTimeout, String reason) {
+      checkVisibility("nack visibilityTimeout", visibilityTimeout);
+      Burial burial = null;
+      lock.lock();
+      try {
+        awaitOwnReplySent();
+        requireCurrent("nack");
+        if (entry.attempts >= maxAttempts) {
+          remove();
+          finalized = true;
+          burial = bury(entry, "failed on attempt " + entry.attempts + " of " + maxAttempts
+              + (reason == null ? "" : ": " + reason), clock.instant());
+        } else {
+          entry.lease = null;
+          entry.visibleAt = clock.instant().plus(visibilityTimeout);
+          available.signalAll();
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (burial == null) {
+        return NackOutcome.RETRY_SCHEDULED;
+      }
+      log.warn("Mailbox '{}': message {} dead-lettered: {}", name, entry.id, burial.letter.reason());
+      forward(List.of(burial));
+      return NackOutcome.DEAD_LETTERED;
     }
 
     @Override
@@ -687,19 +854,19 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void deadLetter(String reason) {
       Objects.requireNonNull(reason, "reason");
-      DeadLetter<T> letter;
+      Burial burial;
       lock.lock();
       try {
         awaitOwnReplySent();
         requireCurrent("deadLetter");
         remove();
         finalized = true;
-        letter = bury(entry, reason, clock.instant());
+        burial = bury(entry, reason, clock.instant());
       } finally {
         lock.unlock();
       }
       log.warn("Mailbox '{}': message {} dead-lettered: {}", name, entry.id, reason);
-      forward(List.of(letter));
+      forward(List.of(burial));
     }
 
     @Override
@@ -716,7 +883,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
       Objects.requireNonNull(body, "body");
       pin("reply");
       try {
-        entry.replyTo.send(body);
+        entry.replyTo.sendReply(body, entry.id);
       } finally {
         unpin(false);
       }
@@ -732,7 +899,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
       pin("replyAndAcknowledge");
       boolean sent = false;
       try {
-        entry.replyTo.send(body);
+        entry.replyTo.sendReply(body, entry.id);
         sent = true;
       } finally {
         unpin(sent);
@@ -840,7 +1007,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     private Clock clock = Clock.systemUTC();
     private Ticker ticker = Ticker.system();
     private int capacity = UNBOUNDED;
-    private int maxDeliveries = DeadLetterPolicy.DEFAULT_MAX_DELIVERIES;
+    private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
     private Mailbox<DeadLetter<T>, ?> deadLetterTo;
 
     private Builder(String name) {
@@ -892,19 +1059,19 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     }
 
     /**
-     * Sets the delivery budget: a message whose lease expires after this many deliveries is
-     * dead-lettered instead of delivered again. Default {@link
-     * DeadLetterPolicy#DEFAULT_MAX_DELIVERIES}.
+     * Sets the budget of each message: the charged attempts (see {@link Message#attempt()}) after
+     * which a message that fails or whose lease expires is dead-lettered instead of delivered
+     * again. Default {@link Mailbox#DEFAULT_MAX_ATTEMPTS}.
      *
-     * @param maxDeliveries at least 1
+     * @param maxAttempts at least 1
      * @return this builder
-     * @throws IllegalArgumentException if {@code maxDeliveries < 1}
+     * @throws IllegalArgumentException if {@code maxAttempts < 1}
      */
-    public Builder<T, R> maxDeliveries(int maxDeliveries) {
-      if (maxDeliveries < 1) {
-        throw new IllegalArgumentException("maxDeliveries must be >= 1, was " + maxDeliveries);
+    public Builder<T, R> maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
       }
-      this.maxDeliveries = maxDeliveries;
+      this.maxAttempts = maxAttempts;
       return this;
     }
 
@@ -931,10 +1098,10 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
       InMemoryMailbox<T, R> mailbox = new InMemoryMailbox<>(this);
       if (log.isDebugEnabled()) {
         log.debug(
-            "Mailbox '{}' built: capacity={}, maxDeliveries={}, deadLetterTo={}, clock={}",
+            "Mailbox '{}' built: capacity={}, maxAttempts={}, deadLetterTo={}, clock={}",
             name,
             capacity == UNBOUNDED ? "unbounded" : capacity,
-            maxDeliveries,
+            maxAttempts,
             deadLetterTo == null ? "none" : "'" + deadLetterTo.name() + "'",
             clock);
       }

@@ -22,8 +22,13 @@ import java.util.List;
  *       ReceiptHandleExpiredException} (or {@link MessageFinalizedException} for a second
  *       finalization through the same handle);
  *   <li>expiry is decided at the moment of each operation by the mailbox's clock, not by the
- *       timing of a background reaper: an expired lease is receivable again at once, and past the
- *       mailbox's maximum deliveries it is dead-lettered instead of delivered.
+ *       timing of a background reaper: an expired lease is receivable again at once;
+ *   <li>one budget: each message gets at most {@link Message#maxAttempts()} charged attempts
+ *       (expiry, failure and dead-lettering are charged; a worker's own {@link Message#handBack()}
+ *       is not); the attempt that spends it dead-letters the message, by whichever path finds it
+ *       (a nack, a receive finding the lease expired), and a dead letter is never delivered again;
+ *   <li>every request is answered: a message sent with a reply-to mailbox that ends as a dead
+ *       letter sends its requester an {@linkplain ErrorReply error reply} in the same step.
  * </ul>
  *
  * <p>Implementations are thread-safe. {@link #receive} blocks for at most its wait time; {@link
@@ -42,6 +47,15 @@ public interface Mailbox<T, R> extends AutoCloseable {
 
   /** Longest long-poll wait of one {@link #receive}. */
   Duration MAX_WAIT_TIME = Duration.ofSeconds(20);
+
+  /** Default budget of a message: {@value} charged attempts (see {@link Message#attempt()}). */
+  int DEFAULT_MAX_ATTEMPTS = 3;
+
+  /**
+   * Largest progress checkpoint ({@link Message#checkpoint(byte[])}): {@value} bytes (1 MiB).
+   * Larger state belongs in a blob store, with a reference in the checkpoint.
+   */
+  int MAX_CHECKPOINT_BYTES = 1024 * 1024;
 
   /**
    * Returns the mailbox's name (a queue name), used in logs and metrics.
@@ -75,6 +89,40 @@ public interface Mailbox<T, R> extends AutoCloseable {
    * @throws InvalidParameterException if {@code replyTo} is not usable by this implementation
    */
   String send(T body, Mailbox<R, ?> replyTo);
+
+  /**
+   * Sends a reply to the request {@code inReplyTo}. Called by the mailbox of a request that was
+   * sent with this mailbox as its reply-to, when the request is answered; the reply's {@link
+   * Message#inReplyTo()} names the request. The default sends a plain message (the correlation is
+   * lost); implementations that carry it override this.
+   *
+   * @param body the reply; not null
+   * @param inReplyTo the id of the request it answers
+   * @return the reply's id
+   * @throws MailboxFullException if the mailbox is at its bound
+   * @throws SerializationException if the body cannot be encoded or is too large
+   */
+  default String sendReply(T body, String inReplyTo) {
+    return send(body);
+  }
+
+  /**
+   * Sends an {@linkplain ErrorReply error reply}: the request it names ended without an output.
+   * Called by the mailbox of a request that was sent with this mailbox as its reply-to, when the
+   * request is dead-lettered or cancelled; the reply's {@link Message#errorReply()} is present and
+   * its {@link Message#body()} throws {@link RequestFailedException}.
+   *
+   * @param error the error
+   * @return the reply's id
+   * @throws UnsupportedOperationException if this mailbox cannot carry error replies (the
+   *     default)
+   * @throws MailboxFullException if the mailbox is at its bound
+   */
+  default String sendErrorReply(ErrorReply error) {
+    throw new UnsupportedOperationException(
+        getClass().getName() + " cannot carry error replies; request " + error.requestId()
+            + " (" + error.reason() + ") is not answered");
+  }
 
   /**
    * Receives up to {@code maxMessages} visible messages, making each invisible for {@code

@@ -2,13 +2,27 @@ package dev.tether.mailbox;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 
 /**
  * One delivery of a message, holding the receipt handle of that delivery.
  *
  * <p>Every operation names this delivery's receipt handle (fencing): once the message has been
- * delivered again (after its visibility timeout passed) or finalized, each operation here throws
- * {@link ReceiptHandleExpiredException} and changes nothing. Instances are thread-safe.
+ * delivered again (after its visibility timeout passed), handed back or finalized, each operation
+ * here throws {@link ReceiptHandleExpiredException} and changes nothing.
+ *
+ * <h2>Deliveries and attempts</h2>
+ *
+ * {@link #deliveryCount()} counts every delivery. {@link #attempt()} counts the deliveries charged
+ * against the message's budget {@link #maxAttempts()}: a delivery is charged when it ends in a
+ * failure ({@link #nack(Duration, String)}), in a dead letter, or in expiry (a worker that crashed
+ * or hung cannot say which, so expiry is charged). A worker's own {@link #handBack()} (shutdown,
+ * drain) is not charged. When a charged attempt spends the budget, the message is dead-lettered
+ * and never delivered again, whichever path finds it (a nack, a receive that finds the lease
+ * expired, a sweep).
+ *
+ * <p>Instances are thread-safe. Every operation but the accessors may block for one round trip to
+ * the mailbox's store.
  *
  * @param <T> the body type
  * @param <R> the reply body type
@@ -26,6 +40,8 @@ public interface Message<T, R> {
    * Returns the body.
    *
    * @return the body
+   * @throws RequestFailedException if this message is an {@linkplain #errorReply() error reply}
+   *     (it has no body)
    */
   T body();
 
@@ -38,10 +54,27 @@ public interface Message<T, R> {
 
   /**
    * Returns how many times the message has been delivered, counting this delivery (first = 1).
+   * It only grows, so a handler writing to another system can use it as a fencing number that
+   * lets that system refuse a write from an older delivery.
    *
    * @return the delivery count, at least 1
    */
   int deliveryCount();
+
+  /**
+   * Returns the charged attempt this delivery is, counting it (first = 1): deliveries ended by a
+   * worker's own {@link #handBack()} are not counted.
+   *
+   * @return the attempt, 1 to {@link #maxAttempts()}
+   */
+  int attempt();
+
+  /**
+   * Returns the message's budget: the most charged attempts it gets before it is dead-lettered.
+   *
+   * @return at least 1
+   */
+  int maxAttempts();
 
   /**
    * Returns when the message was sent, by the mailbox's clock.
@@ -58,6 +91,48 @@ public interface Message<T, R> {
   boolean hasReplyTo();
 
   /**
+   * Returns the id of the request this message answers, when it is a reply.
+   *
+   * @return the request's id, or empty for a message that is not a reply
+   */
+  default Optional<String> inReplyTo() {
+    return Optional.empty();
+  }
+
+  /**
+   * Returns the error this message carries when it is an error reply: the request it answers was
+   * dead-lettered or cancelled, so there is no output ({@link #body()} throws).
+   *
+   * @return the error, or empty for an ordinary message or reply
+   */
+  default Optional<ErrorReply> errorReply() {
+    return Optional.empty();
+  }
+
+  /**
+   * Returns the latest progress checkpoint of the message: the one this delivery wrote last, or
+   * else the one the latest earlier delivery wrote (so a redelivered handler can resume).
+   *
+   * @return a copy of the checkpoint's bytes, or empty when none was written
+   */
+  Optional<byte[]> lastCheckpoint();
+
+  /**
+   * Records the handler's progress, replacing the previous checkpoint: fenced by this delivery's
+   * receipt handle and durable (as durable as the mailbox) when it returns; the next delivery of
+   * the message sees it in {@link #lastCheckpoint()}. It does not extend the lease (a {@code
+   * WorkContext} checkpoint also beats).
+   *
+   * @param data the checkpoint, at most {@link Mailbox#MAX_CHECKPOINT_BYTES}; copied
+   * @throws InvalidParameterException if the data is larger than the limit (nothing is written)
+   * @throws ReceiptHandleExpiredException if the handle is stale; nothing is written
+   * @throws MessageCancelledException if the message was cancelled
+   * @throws MessageFinalizedException if this delivery already finalized it
+   * @throws MailboxConnectionException if the store cannot be reached
+   */
+  void checkpoint(byte[] data);
+
+  /**
    * Finalizes the message: it is never delivered again.
    *
    * @throws ReceiptHandleExpiredException if this delivery's lease was taken over or expired and
@@ -67,15 +142,41 @@ public interface Message<T, R> {
   void acknowledge();
 
   /**
-   * Hands the message back: it becomes visible again after {@code visibilityTimeout} (zero: at
-   * once). This delivery's receipt handle becomes stale.
+   * Hands the message back without charging this attempt (a worker shutting down or draining):
+   * it becomes visible again at once, its checkpoint is kept, and this delivery's receipt handle
+   * becomes stale.
+   *
+   * @throws ReceiptHandleExpiredException if the handle is stale
+   * @throws MessageFinalizedException if this delivery already finalized it
+   */
+  void handBack();
+
+  /**
+   * Hands the message back after a failed attempt, without a reason; see {@link #nack(Duration,
+   * String)}.
    *
    * @param visibilityTimeout 0 to {@link Mailbox#MAX_VISIBILITY_TIMEOUT}
    * @throws ReceiptHandleExpiredException if the handle is stale
    * @throws MessageFinalizedException if this delivery already finalized it
    * @throws InvalidParameterException if the timeout is out of range
    */
-  void nack(Duration visibilityTimeout);
+  default void nack(Duration visibilityTimeout) {
+    nack(visibilityTimeout, null);
+  }
+
+  /**
+   * Ends this attempt as failed (charged): the message becomes visible again after {@code
+   * visibilityTimeout} (zero: at once), or, when this was its last attempt, it is dead-lettered
+   * with {@code reason}. Either way this delivery's receipt handle becomes stale.
+   *
+   * @param visibilityTimeout 0 to {@link Mailbox#MAX_VISIBILITY_TIMEOUT}
+   * @param reason why the attempt failed, for operators (kept with the message), or null
+   * @return whether the message will be retried or was dead-lettered
+   * @throws ReceiptHandleExpiredException if the handle is stale
+   * @throws MessageFinalizedException if this delivery already finalized it
+   * @throws InvalidParameterException if the timeout is out of range
+   */
+  NackOutcome nack(Duration visibilityTimeout, String reason);
 
   /**
    * Extends this delivery's lease so that it expires no earlier than {@code timeout} from now, by
@@ -84,10 +185,21 @@ public interface Message<T, R> {
    *
    * @param timeout 0 to {@link Mailbox#MAX_VISIBILITY_TIMEOUT}
    * @throws ReceiptHandleExpiredException if the handle is stale (the lease is lost)
+   * @throws MessageCancelledException if the message was cancelled
    * @throws MessageFinalizedException if this delivery already finalized it
    * @throws InvalidParameterException if the timeout is out of range
    */
   void extendVisibility(Duration timeout);
+
+  /**
+   * Asks the mailbox whether this delivery still holds its lease, by the receipt handle and the
+   * mailbox's clock (a database's own clock, never this process's). Changes nothing. Blocks for
+   * one read of the store.
+   *
+   * @return the lease's status
+   * @throws MailboxConnectionException if the store cannot be reached
+   */
+  LeaseStatus checkLease();
 
   /**
    * Sends {@code body} to the reply-to mailbox without finalizing this message, if this delivery
@@ -112,8 +224,10 @@ public interface Message<T, R> {
   void replyAndAcknowledge(R body);
 
   /**
-   * Finalizes the message as a dead letter with {@code reason}: it is never delivered again and is
-   * kept where the implementation keeps dead letters (for inspection and redrive).
+   * Finalizes the message as a dead letter with {@code reason} (this attempt is charged): it is
+   * never delivered again and is kept where the implementation keeps dead letters (for
+   * inspection and redrive). When it was sent with a reply-to mailbox, the requester is sent an
+   * {@linkplain ErrorReply error reply} in the same step.
    *
    * @param reason why, for operators
    * @throws ReceiptHandleExpiredException if the handle is stale

@@ -27,7 +27,7 @@ class CalibrationTest {
   }
 
   @Test
-  void seedDefaultsPass() {
+  void theDocumentedDefaultsPass() {
     assertThat(check(seedDefaults().build())).isEmpty();
     assertThat(check(MainLoopConfig.defaults())).as("MainLoopConfig.defaults()").isEmpty();
   }
@@ -179,5 +179,47 @@ class CalibrationTest {
     assertThat(Calibration.format(Duration.ofSeconds(720))).isEqualTo("720s");
     assertThat(Calibration.format(Duration.ofMillis(500))).isEqualTo("0.5s");
     assertThat(Calibration.format(Duration.ZERO)).isEqualTo("0s");
+  }
+
+  @Test
+  void aLoopWithoutADeadlineIsReportedAsNotFullyCheckedNamingTheRules() {
+    Calibration.Report report = Calibration.report(
+        List.of(new FakeLoop("open-ended").config(MainLoopConfig.defaults()),
+            new FakeLoop("bounded").config(seedDefaults().build())),
+        WATCHDOG_720, INTERVAL_60);
+
+    assertThat(report.violations()).isEmpty();
+    assertThat(report.unchecked())
+        .extracting(Calibration.Unchecked::loop, Calibration.Unchecked::rule)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("open-ended", Calibration.VISIBILITY_COVERS_WATCHDOG),
+            org.assertj.core.groups.Tuple.tuple("open-ended", Calibration.WATCHDOG_COVERS_WORK));
+    assertThat(report.unchecked().get(0).toString())
+        .contains("loop 'open-ended'")
+        .contains("not checked")
+        .contains("MainLoopConfig.deadline");
+  }
+
+  @Test
+  void withoutAWatchdogNoRuleNeedsAProcessingTime() {
+    Calibration.Report report = Calibration.report(
+        List.of(new FakeLoop("open-ended").config(MainLoopConfig.defaults())),
+        Optional.empty(), INTERVAL_60);
+    assertThat(report.unchecked()).isEmpty();
+  }
+
+  @Test
+  void aGroupThatFailsCalibrationAlsoSaysWhatItCouldNotCheck() {
+    MainLoopConfig bad = MainLoopConfig.defaults().toBuilder()
+        .leaseExtender(dev.tether.LeaseExtenderConfig.of(Duration.ofMinutes(3), Duration.ofMinutes(5)))
+        .build();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> LoopGroup.builder()
+            .loop(new FakeLoop("w").config(bad))
+            .handleSignals(false)
+            .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(Calibration.EXTENSION_INTERVAL)
+        .hasMessageContaining("Not checked")
+        .hasMessageContaining(Calibration.VISIBILITY_COVERS_WATCHDOG);
   }
 }

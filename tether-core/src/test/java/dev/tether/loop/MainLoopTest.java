@@ -72,7 +72,7 @@ class MainLoopTest {
   }
 
   @Test
-  void beatsAfterReceiveEvenWhenIdle() { // seed 004: idle loops demonstrate liveness
+  void beatsAfterReceiveEvenWhenIdle() { // an idle loop is a live loop
     MainLoop<String, String> loop = loop((body, ctx) -> body);
     advance(Duration.ofSeconds(30));
     assertThat(loop.heartbeat().elapsed()).isEqualTo(Duration.ofSeconds(30));
@@ -83,7 +83,7 @@ class MainLoopTest {
   }
 
   @Test
-  void beatsAfterEachMessage() { // seed 004 test_mainloop_heartbeats_during_processing
+  void beatsAfterEachMessage() { 
     requests.send("a");
     MainLoop<String, String> loop =
         loop(
@@ -97,7 +97,6 @@ class MainLoopTest {
 
   @Test
   void leaseStaysAliveBeyondTheVisibilityTimeoutWhileTheHandlerBeats() {
-    // seed 000 test_mainloop_extends_during_tool_execution
     requests.send("long job", replies);
     ToolExecutor tools =
         ToolExecutor.builder()
@@ -206,7 +205,10 @@ class MainLoopTest {
 
     loop(
             (body, ctx) -> {
-              advance(Duration.ofSeconds(11));
+              // The mailbox's clock lets another worker take over; this worker's monotonic
+              // ticker has not yet reached the end of the lease it was granted.
+              clock.advance(Duration.ofSeconds(11));
+              ticker.advance(Duration.ofSeconds(2));
               requests.receive(1, Duration.ofSeconds(60), Duration.ZERO); // another worker takes over
               assertThat(ctx.isLeaseLost()).isFalse();
               ctx.beat(); // the due extension is refused: receipt handle expired
@@ -220,11 +222,52 @@ class MainLoopTest {
   }
 
   @Test
-  void aFailingHandlerIsNackedWithBackoffThatGrowsWithDeliveries() {
+  void aLeaseThatRanOutWithoutAConfirmedExtensionIsPresumedLost() {
+    requests.send("job");
+    List<Boolean> seen = new CopyOnWriteArrayList<>();
+
+    loop(
+            (body, ctx) -> {
+              ticker.advance(Duration.ofSeconds(9)); // silent work, no beat
+              seen.add(ctx.isLeaseLost());
+              ticker.advance(Duration.ofSeconds(1)); // the 10 s visibility timeout has passed
+              seen.add(ctx.isLeaseLost());
+              ctx.beat(); // too late: a presumed-lost lease is not extended
+              seen.add(ctx.isLeaseLost());
+              throw WorkStoppedException.because(ctx);
+            })
+        .run(1);
+
+    assertThat(seen).containsExactly(false, true, true);
+    assertThat(events.log).containsExactly("received", "leaseLost");
+    assertThat(requests.approximateCount()).as("left for its next owner").isEqualTo(1);
+  }
+
+  @Test
+  void aBeatingHandlerKeepsItsLeaseHeldByTheLocalBound() {
+    requests.send("job");
+    List<Boolean> seen = new CopyOnWriteArrayList<>();
+
+    loop(
+            (body, ctx) -> {
+              for (int i = 0; i < 30; i++) {
+                advance(Duration.ofSeconds(1));
+                ctx.beat(); // extends to now + 10 s each second
+                seen.add(ctx.isLeaseLost());
+              }
+              return "done";
+            })
+        .run(1);
+
+    assertThat(seen).hasSize(30).containsOnly(false);
+    assertThat(events.log).containsExactly("received", "completed");
+  }
+
+  @Test
+  void aFailingHandlerIsNackedWithBackoffThatGrowsWithAttempts() {
     requests.send("flaky");
     DeadLetterPolicy policy =
         DeadLetterPolicy.builder()
-            .maxDeliveries(5)
             .backoff(Duration.ofSeconds(2), Duration.ofMinutes(1))
             .build();
     MainLoopConfig cfg = config.toBuilder().deadLetterPolicy(policy).build();
@@ -249,13 +292,13 @@ class MainLoopTest {
   }
 
   @Test
-  void aMessageIsDeadLetteredWhenItsDeliveriesAreSpent() {
+  void aPolicyCapDeadLettersAMessageBeforeItsOwnBudgetIsSpent() {
     requests.send("poison");
     MainLoopConfig cfg =
         config.toBuilder()
             .deadLetterPolicy(
                 DeadLetterPolicy.builder()
-                    .maxDeliveries(2)
+                    .maxAttempts(2)
                     .backoff(Duration.ofSeconds(1), Duration.ofSeconds(1))
                     .build())
             .build();
@@ -270,7 +313,8 @@ class MainLoopTest {
 
     assertThat(requests.deadLetters()).singleElement().satisfies(d -> {
       assertThat(d.body()).isEqualTo("poison");
-      assertThat(d.reason()).contains("delivery 2 of 2").contains("bad input");
+      assertThat(d.reason()).contains("attempt 2 of 2").contains("bad input");
+      assertThat(d.attempts()).isEqualTo(2);
     });
     assertThat(events.log).containsExactly("received", "failed", "received", "failed");
   }
@@ -334,9 +378,9 @@ class MainLoopTest {
     self.set(loop);
     loop.run();
     assertThat(requests.receive(1, Duration.ofSeconds(10), Duration.ZERO))
-        .extracting(Message::body)
-        .containsExactly("long");
-    assertThat(events.log).containsExactly("received");
+        .extracting(Message::body, Message::attempt)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple("long", 1));
+    assertThat(events.log).containsExactly("received", "handedBack");
   }
 
   @Test
@@ -507,6 +551,150 @@ class MainLoopTest {
         .hasMessageContaining("ticker");
   }
 
+  @Test
+  void withDefaultSettingsAMessageGetsExactlyItsBudgetOfAttempts() {
+    InMemoryMailbox<String, String> jobs = InMemoryMailbox.<String, String>builder("jobs")
+        .clock(clock).maxAttempts(2).build();
+    jobs.send("always fails");
+    AtomicInteger runs = new AtomicInteger();
+    Handler<String, String> failing = (body, ctx) -> {
+      runs.incrementAndGet();
+      throw new IllegalStateException("exit 3");
+    };
+    for (int i = 0; i < 5; i++) {
+      MainLoop.builder("w", jobs, failing).config(config).ticker(ticker).build().run(1);
+      advance(Duration.ofMinutes(10)); // past any backoff
+    }
+
+    assertThat(runs.get()).isEqualTo(2);
+    assertThat(jobs.deadLetters()).singleElement().satisfies(d -> {
+      assertThat(d.attempts()).isEqualTo(2);
+      assertThat(d.reason()).contains("attempt 2 of 2").contains("exit 3");
+    });
+    jobs.close();
+  }
+
+  @Test
+  void aShutdownDuringTheLastAttemptHandsTheMessageBackUncharged() {
+    InMemoryMailbox<String, String> jobs = InMemoryMailbox.<String, String>builder("jobs")
+        .clock(clock).maxAttempts(1).build();
+    jobs.send("long job");
+    AtomicReference<MainLoop<String, String>> self = new AtomicReference<>();
+    MainLoop<String, String> first = MainLoop.builder("w1", jobs, (String body, WorkContext ctx) -> {
+      self.get().shutdown(); // SIGTERM while the only attempt runs
+      throw WorkStoppedException.because(ctx);
+    }).config(config).ticker(ticker).listener(events).build();
+    self.set(first);
+    first.run();
+
+    List<String> seen = new CopyOnWriteArrayList<>();
+    MainLoop.builder("w2", jobs, (String body, WorkContext ctx) -> {
+      seen.add("attempt " + ctx.attempt() + " of " + ctx.maxAttempts() + ", delivery "
+          + ctx.deliveryCount());
+      return "done";
+    }).config(config).ticker(ticker).build().run(1);
+
+    assertThat(seen).containsExactly("attempt 1 of 1, delivery 2");
+    assertThat(jobs.approximateCount()).isZero();
+    assertThat(jobs.deadLetters()).isEmpty();
+    assertThat(events.log).containsExactly("received", "handedBack");
+    jobs.close();
+  }
+
+  @Test
+  void aRequestDeadLetteredByTheLoopIsAnsweredWithAnErrorReply() {
+    InMemoryMailbox<String, String> jobs = InMemoryMailbox.<String, String>builder("jobs")
+        .clock(clock).maxAttempts(1).build();
+    String id = jobs.send("question", replies);
+
+    MainLoop.builder("w", jobs, (String body, WorkContext ctx) -> {
+      throw new IllegalStateException("no answer");
+    }).config(config).ticker(ticker).build().run(1);
+
+    Message<String, String> answer = replies.receive(1, Duration.ofSeconds(10), Duration.ZERO).get(0);
+    assertThat(answer.errorReply()).hasValueSatisfying(e -> {
+      assertThat(e.requestId()).isEqualTo(id);
+      assertThat(e.reason()).contains("no answer");
+      assertThat(e.attempts()).isEqualTo(1);
+    });
+    jobs.close();
+  }
+
+  @Test
+  void aHandlerResumesFromTheCheckpointOfAnEarlierDelivery() {
+    requests.send("steps");
+    List<String> log = new CopyOnWriteArrayList<>();
+    Handler<String, String> stepper = (body, ctx) -> {
+      int start = ctx.lastCheckpointAsString().map(Integer::parseInt).orElse(0);
+      log.add("start at " + start);
+      for (int step = start + 1; step <= 4; step++) {
+        ctx.checkpoint(Integer.toString(step));
+        if (step == 2 && start == 0) {
+          throw new IllegalStateException("crash after step 2");
+        }
+      }
+      return "done";
+    };
+    loop(stepper).run(1);
+    advance(Duration.ofMinutes(1)); // past the backoff
+    loop(stepper).run(1);
+
+    assertThat(log).containsExactly("start at 0", "start at 2");
+    assertThat(requests.approximateCount()).isZero();
+  }
+
+  @Test
+  void aHandlerPastItsDeadlineIsInterruptedAndTheAttemptFails() throws Exception {
+    requests.send("hangs");
+    MainLoopConfig cfg = config.toBuilder().deadline(Duration.ofMillis(200)).build();
+    AtomicReference<Throwable> seen = new AtomicReference<>();
+    java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+    MainLoop<String, String> loop = MainLoop.builder("w", requests, (String body, WorkContext ctx) -> {
+      try {
+        never.await(1, java.util.concurrent.TimeUnit.MINUTES); // ignores the deadline
+        return "late";
+      } catch (InterruptedException e) {
+        seen.set(e);
+        throw e;
+      }
+    }).config(cfg).ticker(dev.tether.Ticker.system()).listener(events).build();
+
+    loop.run(1);
+
+    assertThat(seen.get()).isInstanceOf(InterruptedException.class);
+    assertThat(Thread.currentThread().isInterrupted()).as("the loop's thread is not left interrupted").isFalse();
+    assertThat(events.log).containsExactly("received", "failed");
+    assertThat(requests.receive(1, Duration.ofSeconds(10), Duration.ZERO)).as("retried after backoff").isEmpty();
+    advance(Duration.ofSeconds(1));
+    assertThat(requests.receive(1, Duration.ofSeconds(10), Duration.ZERO))
+        .singleElement().extracting(Message::attempt).isEqualTo(2);
+  }
+
+  @Test
+  void pastTheDeadlineBeatsNoLongerExtendTheLease() {
+    requests.send("overruns");
+    MainLoopConfig cfg = config.toBuilder().deadline(Duration.ofMinutes(30)).build();
+    // With a settable ticker the deadline passes by hand; the real-time interrupt is far away.
+    AtomicInteger extensions = new AtomicInteger();
+    MainLoop.builder("w", requests, (String body, WorkContext ctx) -> {
+      for (int i = 0; i < 5; i++) {
+        advance(Duration.ofSeconds(2));
+        ctx.beat(); // extends: well within the deadline
+      }
+      ticker.advance(Duration.ofMinutes(30)); // the deadline passes (the mailbox clock does not move)
+      assertThat(ctx.shouldStop()).isTrue();
+      ctx.beat(); // would be due, but the work is past its deadline
+      return "done";
+    }).config(cfg).ticker(ticker).extenderListener(new dev.tether.LeaseExtender.Listener() {
+      @Override
+      public void extended(Message<?, ?> message, Duration extension) {
+        extensions.incrementAndGet();
+      }
+    }).build().run(1);
+
+    assertThat(extensions.get()).isEqualTo(5);
+  }
+
   private static final class RecordingListener implements MainLoop.Listener {
     final List<String> log = new CopyOnWriteArrayList<>();
 
@@ -529,6 +717,16 @@ class MainLoopTest {
     @Override
     public void leaseLost(Message<?, ?> message) {
       log.add("leaseLost");
+    }
+
+    @Override
+    public void handedBack(Message<?, ?> message) {
+      log.add("handedBack");
+    }
+
+    @Override
+    public void cancelled(Message<?, ?> message) {
+      log.add("cancelled");
     }
   }
 }

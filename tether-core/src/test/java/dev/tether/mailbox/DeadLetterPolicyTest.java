@@ -6,54 +6,64 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
 class DeadLetterPolicyTest {
   private static final RuntimeException FAILURE = new IllegalStateException("handler failed");
 
   @Test
-  void defaultsAllowFiveDeliveriesWithBackoffFromOneSecondUpToFiveMinutes() {
+  void defaultsUseTheMessagesOwnBudgetWithBackoffFromOneSecondUpToFiveMinutes() {
     DeadLetterPolicy policy = DeadLetterPolicy.defaults();
 
-    assertThat(policy.maxDeliveries()).isEqualTo(DeadLetterPolicy.DEFAULT_MAX_DELIVERIES).isEqualTo(5);
+    assertThat(policy.maxAttempts()).isEmpty();
     assertThat(policy.backoff(1)).isEqualTo(Duration.ofSeconds(1));
     assertThat(policy.backoff(2)).isEqualTo(Duration.ofSeconds(2));
     assertThat(policy.backoff(3)).isEqualTo(Duration.ofSeconds(4));
     assertThat(policy.backoff(9)).isEqualTo(Duration.ofSeconds(256));
     assertThat(policy.backoff(10)).isEqualTo(Duration.ofMinutes(5));
-    assertThat(policy.toString()).contains("maxDeliveries=5");
+    assertThat(policy.toString()).contains("maxAttempts=the message's");
   }
 
   @Test
-  void withMaxDeliveriesThreeTheFirstTwoDeliveriesRetryAndTheThirdDeadLetters() {
-    DeadLetterPolicy policy = DeadLetterPolicy.builder().maxDeliveries(3).build();
+  void withABudgetOfThreeTheFirstTwoAttemptsRetryAndTheThirdDeadLetters() {
+    DeadLetterPolicy policy = DeadLetterPolicy.defaults();
 
-    assertThat(policy.decide(1, FAILURE).isDeadLetter()).isFalse();
-    assertThat(policy.decide(2, FAILURE).isDeadLetter()).isFalse();
-    DeadLetterPolicy.Decision third = policy.decide(3, FAILURE);
+    assertThat(policy.decide(1, 3, FAILURE).isDeadLetter()).isFalse();
+    assertThat(policy.decide(2, 3, FAILURE).isDeadLetter()).isFalse();
+    DeadLetterPolicy.Decision third = policy.decide(3, 3, FAILURE);
     assertThat(third.isDeadLetter()).isTrue();
     assertThat(third.reason())
-        .contains("delivery 3 of 3")
+        .contains("attempt 3 of 3")
         .contains(IllegalStateException.class.getName())
         .contains("handler failed");
     assertThat(third.delay()).isZero();
-    assertThat(policy.decide(4, FAILURE).isDeadLetter()).isTrue();
+    assertThat(policy.decide(4, 3, FAILURE).isDeadLetter()).isTrue();
   }
 
   @Test
-  void maxDeliveriesOfOneDeadLettersTheFirstFailure() {
-    DeadLetterPolicy policy = DeadLetterPolicy.builder().maxDeliveries(1).build();
-    assertThat(policy.decide(1, FAILURE).isDeadLetter()).isTrue();
+  void aBudgetOfOneDeadLettersTheFirstFailure() {
+    assertThat(DeadLetterPolicy.defaults().decide(1, 1, FAILURE).isDeadLetter()).isTrue();
   }
 
   @Test
-  void retryDelayIsTheBackoffOfTheFailedDelivery() {
-    DeadLetterPolicy policy = DeadLetterPolicy.builder().maxDeliveries(10).build();
-    for (int delivery = 1; delivery < 10; delivery++) {
-      DeadLetterPolicy.Decision d = policy.decide(delivery, FAILURE);
+  void aCapDeadLettersEarlierThanTheMessagesBudgetButNeverLater() {
+    DeadLetterPolicy policy = DeadLetterPolicy.builder().maxAttempts(2).build();
+
+    assertThat(policy.maxAttempts()).hasValue(2);
+    assertThat(policy.decide(1, 5, FAILURE).isDeadLetter()).isFalse();
+    assertThat(policy.decide(2, 5, FAILURE).reason()).contains("attempt 2 of 2");
+    assertThat(policy.decide(1, 1, FAILURE).isDeadLetter())
+        .as("a cap above the message's budget does not extend it")
+        .isTrue();
+  }
+
+  @Test
+  void retryDelayIsTheBackoffOfTheFailedAttempt() {
+    DeadLetterPolicy policy = DeadLetterPolicy.defaults();
+    for (int attempt = 1; attempt < 10; attempt++) {
+      DeadLetterPolicy.Decision d = policy.decide(attempt, 10, FAILURE);
       assertThat(d.isDeadLetter()).isFalse();
-      assertThat(d.delay()).isEqualTo(policy.backoff(delivery));
+      assertThat(d.delay()).isEqualTo(policy.backoff(attempt));
       assertThat(d.reason()).isNull();
       assertThat(d.toString()).contains("Retry");
     }
@@ -73,13 +83,13 @@ class DeadLetterPolicyTest {
   }
 
   @Test
-  void backoffNeverDecreasesAndStaysWithinItsBoundsEvenForHugeDeliveryCounts() {
+  void backoffNeverDecreasesAndStaysWithinItsBoundsEvenForHugeAttemptCounts() {
     DeadLetterPolicy policy =
         DeadLetterPolicy.builder().backoff(Duration.ofNanos(3), Duration.ofHours(12)).build();
     Duration previous = Duration.ZERO;
-    for (int delivery = 1; delivery <= 200; delivery++) {
-      Duration b = policy.backoff(delivery);
-      assertThat(b).as("backoff(%d)", delivery).isGreaterThanOrEqualTo(previous);
+    for (int attempt = 1; attempt <= 200; attempt++) {
+      Duration b = policy.backoff(attempt);
+      assertThat(b).as("backoff(%d)", attempt).isGreaterThanOrEqualTo(previous);
       assertThat(b).isBetween(Duration.ofNanos(3), Duration.ofHours(12));
       previous = b;
     }
@@ -87,72 +97,28 @@ class DeadLetterPolicyTest {
   }
 
   @Test
-  void anErrorListedToDeadLetterAtOnceDeadLettersOnTheFirstDelivery() {
+  void anErrorListedToDeadLetterAtOnceDeadLettersOnTheFirstAttempt() {
     DeadLetterPolicy policy =
         DeadLetterPolicy.builder().deadLetterOn(IllegalArgumentException.class).build();
 
-    DeadLetterPolicy.Decision d = policy.decide(1, new NumberFormatException("not a number: x"));
+    DeadLetterPolicy.Decision d = policy.decide(1, 3, new NumberFormatException("not a number: x"));
 
     assertThat(d.isDeadLetter()).as("subclasses match").isTrue();
     assertThat(d.reason())
         .contains(NumberFormatException.class.getName())
-        .contains("not a number: x");
+        .contains("not a number: x")
+        .contains("attempt 1 of 3");
     assertThat(d.toString()).contains("DeadLetter");
+    assertThat(policy.decide(1, 3, new UncheckedIOException(new IOException("disk"))).isDeadLetter())
+        .as("other errors keep the budget")
+        .isFalse();
   }
 
   @Test
-  void anErrorListedNeverToDeadLetterIsRetriedPastMaxDeliveries() {
-    DeadLetterPolicy policy =
-        DeadLetterPolicy.builder()
-            .maxDeliveries(2)
-            .neverDeadLetterOn(IOException.class)
-            .build();
-
-    DeadLetterPolicy.Decision d = policy.decide(50, new java.net.SocketTimeoutException("slow"));
-
-    assertThat(d.isDeadLetter()).isFalse();
-    assertThat(d.delay()).isEqualTo(policy.backoff(50));
-    assertThat(policy.decide(2, FAILURE).isDeadLetter()).as("other errors keep the budget").isTrue();
-  }
-
-  @Test
-  void deadLetterAtOnceIsCheckedBeforeNeverDeadLetter() {
-    DeadLetterPolicy subclassAtOnce =
-        DeadLetterPolicy.builder()
-            .neverDeadLetterOn(RuntimeException.class)
-            .deadLetterOn(UncheckedIOException.class)
-            .build();
-    DeadLetterPolicy superclassAtOnce =
-        DeadLetterPolicy.builder()
-            .deadLetterOn(RuntimeException.class)
-            .neverDeadLetterOn(UncheckedIOException.class)
-            .build();
-    RuntimeException error = new UncheckedIOException(new IOException("disk"));
-
-    assertThat(subclassAtOnce.decide(1, error).isDeadLetter()).isTrue();
-    assertThat(superclassAtOnce.decide(1, error).isDeadLetter()).isTrue();
-    assertThat(subclassAtOnce.decide(99, new IllegalStateException()).isDeadLetter()).isFalse();
-  }
-
-  @Test
-  void aTypeInBothListsIsRejectedWhenBuilt() {
-    DeadLetterPolicy.Builder builder =
-        DeadLetterPolicy.builder()
-            .deadLetterOn(TimeoutException.class)
-            .neverDeadLetterOn(TimeoutException.class);
-
-    assertThatThrownBy(builder::build)
+  void maxAttemptsBelowOneIsRejectedNamingTheValue() {
+    assertThatThrownBy(() -> DeadLetterPolicy.builder().maxAttempts(0))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining(TimeoutException.class.getName())
-        .hasMessageContaining("deadLetterOn")
-        .hasMessageContaining("neverDeadLetterOn");
-  }
-
-  @Test
-  void maxDeliveriesBelowOneIsRejectedNamingTheValue() {
-    assertThatThrownBy(() -> DeadLetterPolicy.builder().maxDeliveries(0))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("maxDeliveries must be >= 1, was 0");
+        .hasMessage("maxAttempts must be >= 1, was 0");
   }
 
   @Test
@@ -181,18 +147,18 @@ class DeadLetterPolicyTest {
 
   @Test
   void theBuiltPolicyIsNotChangedByLaterBuilderCalls() {
-    DeadLetterPolicy.Builder builder = DeadLetterPolicy.builder().maxDeliveries(3);
+    DeadLetterPolicy.Builder builder = DeadLetterPolicy.builder().maxAttempts(3);
     DeadLetterPolicy policy = builder.build();
 
-    builder.deadLetterOn(IllegalStateException.class).maxDeliveries(1);
+    builder.deadLetterOn(IllegalStateException.class).maxAttempts(1);
 
-    assertThat(policy.maxDeliveries()).isEqualTo(3);
-    assertThat(policy.decide(1, FAILURE).isDeadLetter()).isFalse();
+    assertThat(policy.maxAttempts()).hasValue(3);
+    assertThat(policy.decide(1, 5, FAILURE).isDeadLetter()).isFalse();
   }
 
   @Test
   void decideRequiresAnError() {
-    assertThatThrownBy(() -> DeadLetterPolicy.defaults().decide(1, null))
+    assertThatThrownBy(() -> DeadLetterPolicy.defaults().decide(1, 3, null))
         .isInstanceOf(NullPointerException.class);
   }
 }

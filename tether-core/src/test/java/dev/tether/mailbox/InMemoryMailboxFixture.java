@@ -12,7 +12,7 @@ final class InMemoryMailboxFixture implements MailboxFixture {
     InMemoryMailbox<String, String> mailbox =
         InMemoryMailbox.<String, String>builder(name)
             .clock(spec.clock())
-            .maxDeliveries(spec.maxDeliveries())
+            .maxAttempts(spec.maxAttempts())
             .capacity(spec.capacity())
             .build();
     created.add(mailbox);

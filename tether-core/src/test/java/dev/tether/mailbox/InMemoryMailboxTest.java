@@ -62,11 +62,11 @@ class InMemoryMailboxTest {
     return mailbox;
   }
 
-  private InMemoryMailbox<String, String> mailbox(String name, int maxDeliveries) {
+  private InMemoryMailbox<String, String> mailbox(String name, int maxAttempts) {
     return track(
         InMemoryMailbox.<String, String>builder(name)
             .clock(clock)
-            .maxDeliveries(maxDeliveries)
+            .maxAttempts(maxAttempts)
             .build());
   }
 
@@ -79,7 +79,7 @@ class InMemoryMailboxTest {
 
   /** Receives with short leases until the budget is spent and the message is dead-lettered. */
   private void exhaust(InMemoryMailbox<String, String> mailbox) {
-    for (int i = 0; i < mailbox.maxDeliveries(); i++) {
+    for (int i = 0; i < mailbox.maxAttempts(); i++) {
       receiveOne(mailbox, Duration.ofSeconds(10));
       clock.advance(Duration.ofSeconds(10));
     }
@@ -97,9 +97,9 @@ class InMemoryMailboxTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("capacity")
         .hasMessageContaining("-1");
-    assertThatThrownBy(() -> InMemoryMailbox.builder("q").maxDeliveries(0))
+    assertThatThrownBy(() -> InMemoryMailbox.builder("q").maxAttempts(0))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("maxDeliveries")
+        .hasMessageContaining("maxAttempts")
         .hasMessageContaining("0");
     assertThatThrownBy(() -> InMemoryMailbox.builder("q").clock(null))
         .isInstanceOf(NullPointerException.class);
@@ -110,7 +110,7 @@ class InMemoryMailboxTest {
     InMemoryMailbox<String, String> mailbox = track(InMemoryMailbox.<String, String>builder("q").build());
     assertThat(mailbox.name()).isEqualTo("q");
     assertThat(mailbox.capacity()).isEqualTo(InMemoryMailbox.UNBOUNDED);
-    assertThat(mailbox.maxDeliveries()).isEqualTo(DeadLetterPolicy.DEFAULT_MAX_DELIVERIES);
+    assertThat(mailbox.maxAttempts()).isEqualTo(Mailbox.DEFAULT_MAX_ATTEMPTS);
     assertThat(mailbox.toString()).contains("'q'");
   }
 
@@ -147,7 +147,8 @@ class InMemoryMailboxTest {
     assertThat(mailbox.deadLetters())
         .containsExactly(
             new DeadLetter<>(
-                id, "poison", "lease expired on delivery 2 of 2", 2, sentAt, sentAt.plusSeconds(20)));
+                id, "poison", "lease expired on attempt 2 of 2 (delivery 2)", 2, 2, sentAt,
+                sentAt.plusSeconds(20)));
   }
 
   @Test
@@ -165,7 +166,7 @@ class InMemoryMailboxTest {
   }
 
   @Test
-  void redriveMakesADeadLetterVisibleAgainKeepingItsDeliveryCount() {
+  void redriveMakesADeadLetterVisibleAgainWithAFreshBudgetKeepingItsDeliveryCount() {
     InMemoryMailbox<String, String> mailbox = mailbox("q", 2);
     String id = mailbox.send("poison");
     exhaust(mailbox);
@@ -176,7 +177,10 @@ class InMemoryMailboxTest {
     Message<String, String> m = receiveOne(mailbox, Duration.ofSeconds(10));
     assertThat(m.id()).isEqualTo(id);
     assertThat(m.deliveryCount()).isEqualTo(3);
-    // The budget is spent: if this lease expires too, it is dead-lettered again at once.
+    assertThat(m.attempt()).isEqualTo(1);
+    // A fresh budget of 2: one more expiry is redelivered, the next dead-letters it again.
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(receiveOne(mailbox, Duration.ofSeconds(10)).attempt()).isEqualTo(2);
     clock.advance(Duration.ofSeconds(10));
     assertThat(mailbox.receive(1, MINUTE, NO_WAIT)).isEmpty();
     assertThat(mailbox.deadLetters()).extracting(DeadLetter::messageId).containsExactly(id);
@@ -212,7 +216,15 @@ class InMemoryMailboxTest {
 
     receiveOne(mailbox, MINUTE).replyAndAcknowledge("answer");
 
-    assertThat(receiveOne(replies, MINUTE).body()).isEqualTo("answer");
+    Message<String, String> error = receiveOne(replies, MINUTE);
+    assertThat(error.errorReply()).hasValueSatisfying(e -> {
+      assertThat(e.requestId()).isEqualTo(id);
+      assertThat(e.reason()).isEqualTo("later");
+      assertThat(e.attempts()).isEqualTo(1);
+    });
+    Message<String, String> answer = receiveOne(replies, MINUTE);
+    assertThat(answer.body()).isEqualTo("answer");
+    assertThat(answer.inReplyTo()).hasValue(id);
   }
 
   @Test
@@ -263,7 +275,7 @@ class InMemoryMailboxTest {
         track(
             InMemoryMailbox.<String, String>builder("q")
                 .clock(clock)
-                .maxDeliveries(1)
+                .maxAttempts(1)
                 .deadLetterTo(dlq)
                 .build());
     String explicit = mailbox.send("explicit");
@@ -278,7 +290,7 @@ class InMemoryMailboxTest {
         .extracting(m -> m.body().messageId(), m -> m.body().reason())
         .containsExactly(
             tuple(explicit, "bad"),
-            tuple(expired, "lease expired on delivery 1 of 1"));
+            tuple(expired, "lease expired on attempt 1 of 1 (delivery 1)"));
     assertThat(mailbox.deadLetters()).hasSize(2);
   }
 
@@ -538,7 +550,7 @@ class InMemoryMailboxTest {
         track(
             InMemoryMailbox.<String, String>builder("expiring")
                 .clock(clock)
-                .maxDeliveries(1_000)
+                .maxAttempts(1_000)
                 .build());
     int messages = 5_000;
     int threads = 6;

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Test;
  * real time with small bounds. "Oldest first" means in send order.
  */
 public abstract class MailboxContractTest {
-  /** Delivery budget used by the default mailbox of this suite. */
-  protected static final int MAX_DELIVERIES = 3;
+  /** Budget (charged attempts) of the default mailbox of this suite. */
+  protected static final int MAX_ATTEMPTS = 3;
 
   private static final Duration NO_WAIT = Duration.ZERO;
   private static final Duration MINUTE = Duration.ofMinutes(1);
@@ -41,7 +41,7 @@ public abstract class MailboxContractTest {
   /** The clock every mailbox of the current test uses. */
   protected SettableClock clock;
 
-  /** A mailbox with {@link #MAX_DELIVERIES} and no capacity bound. */
+  /** A mailbox with {@link #MAX_ATTEMPTS} and no capacity bound. */
   protected Mailbox<String, String> mailbox;
 
   private final List<Thread> backgroundThreads = new ArrayList<>();
@@ -73,7 +73,7 @@ public abstract class MailboxContractTest {
   }
 
   private MailboxSpec spec(int capacity) {
-    return new MailboxSpec(clock, MAX_DELIVERIES, capacity);
+    return new MailboxSpec(clock, MAX_ATTEMPTS, capacity);
   }
 
   private Message<String, String> receiveOne(Mailbox<String, String> from, Duration visibility) {
@@ -188,13 +188,13 @@ public abstract class MailboxContractTest {
     mailbox.send("b");
     Set<String> handles = new HashSet<>();
     int deliveries = 0;
-    for (int round = 0; round < MAX_DELIVERIES; round++) {
+    for (int round = 0; round < MAX_ATTEMPTS; round++) {
       for (Message<String, String> m : mailbox.receive(10, Duration.ZERO, NO_WAIT)) {
         handles.add(m.receiptHandle());
         deliveries++;
       }
     }
-    assertThat(deliveries).isEqualTo(2 * MAX_DELIVERIES);
+    assertThat(deliveries).isEqualTo(2 * MAX_ATTEMPTS);
     assertThat(handles).hasSize(deliveries);
   }
 
@@ -224,9 +224,9 @@ public abstract class MailboxContractTest {
   // ---------------------------------------------------------------- delivery budget
 
   @Test
-  public void expiredLeaseWithinMaxDeliveriesIsRedelivered() {
+  public void expiredLeaseWithinTheBudgetIsRedelivered() {
     String id = mailbox.send("a");
-    for (int delivery = 1; delivery <= MAX_DELIVERIES; delivery++) {
+    for (int delivery = 1; delivery <= MAX_ATTEMPTS; delivery++) {
       Message<String, String> m = receiveOne(Duration.ofSeconds(10));
       assertThat(m.deliveryCount()).isEqualTo(delivery);
       clock.advance(Duration.ofSeconds(10));
@@ -235,9 +235,9 @@ public abstract class MailboxContractTest {
   }
 
   @Test
-  public void expiredLeasePastMaxDeliveriesIsDeadLetteredAndNeverDeliveredAgain() {
+  public void expiredLeaseOnTheLastAttemptIsDeadLetteredAndNeverDeliveredAgain() {
     String id = mailbox.send("a");
-    for (int delivery = 1; delivery <= MAX_DELIVERIES; delivery++) {
+    for (int delivery = 1; delivery <= MAX_ATTEMPTS; delivery++) {
       receiveOne(Duration.ofSeconds(10));
       clock.advance(Duration.ofSeconds(10));
     }
@@ -253,7 +253,7 @@ public abstract class MailboxContractTest {
   @Test
   public void messageDeadLetteredOnExpiryLeavesOthersDeliverable() {
     String doomed = mailbox.send("doomed");
-    for (int delivery = 1; delivery <= MAX_DELIVERIES; delivery++) {
+    for (int delivery = 1; delivery <= MAX_ATTEMPTS; delivery++) {
       receiveOne(Duration.ofSeconds(10));
       clock.advance(Duration.ofSeconds(10));
     }
@@ -263,6 +263,209 @@ public abstract class MailboxContractTest {
 
     assertThat(m.id()).isEqualTo(fresh);
     assertThat(fixture.deadLetteredIds(mailbox)).containsExactly(doomed);
+  }
+
+  // ---------------------------------------------------------------- attempts and the budget
+
+  @Test
+  public void everyDeliveryReportsItsAttemptAndTheBudget() {
+    mailbox.send("a");
+    Message<String, String> first = receiveOne(Duration.ofSeconds(10));
+    assertThat(first.attempt()).isEqualTo(1);
+    assertThat(first.maxAttempts()).isEqualTo(MAX_ATTEMPTS);
+    clock.advance(Duration.ofSeconds(10));
+    Message<String, String> second = receiveOne(Duration.ofSeconds(10));
+    assertThat(second.attempt()).as("an expiry is charged").isEqualTo(2);
+    assertThat(second.deliveryCount()).isEqualTo(2);
+  }
+
+  @Test
+  public void aHandBackIsNotChargedSoTheNextDeliveryIsTheSameAttempt() {
+    String id = mailbox.send("a");
+    for (int i = 0; i < MAX_ATTEMPTS + 2; i++) {
+      Message<String, String> m = receiveOne(MINUTE);
+      assertThat(m.attempt()).isEqualTo(1);
+      assertThat(m.deliveryCount()).isEqualTo(i + 1);
+      m.handBack();
+      assertThat(catchThrowable(m::acknowledge))
+          .as("the handed-back delivery's handle is stale")
+          .isInstanceOf(ReceiptHandleExpiredException.class);
+    }
+    Message<String, String> last = receiveOne(MINUTE);
+    last.acknowledge();
+    assertThat(fixture.deadLetteredIds(mailbox)).doesNotContain(id);
+  }
+
+  @Test
+  public void aHandBackOnTheLastAttemptLetsTheMessageRunAgainAndComplete() {
+    String id = mailbox.send("a");
+    for (int attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
+      receiveOne(Duration.ofSeconds(10));
+      clock.advance(Duration.ofSeconds(10)); // charged expiries
+    }
+    Message<String, String> lastAttempt = receiveOne(Duration.ofSeconds(10));
+    assertThat(lastAttempt.attempt()).isEqualTo(MAX_ATTEMPTS);
+    lastAttempt.handBack(); // a worker shutting down gracefully mid-item
+
+    Message<String, String> again = receiveOne(Duration.ofSeconds(10));
+    assertThat(again.id()).isEqualTo(id);
+    assertThat(again.attempt()).isEqualTo(MAX_ATTEMPTS);
+    again.acknowledge();
+    assertThat(fixture.deadLetteredIds(mailbox)).isEmpty();
+  }
+
+  @Test
+  public void aNackIsChargedAndTheLastAttemptsNackDeadLetters() {
+    String id = mailbox.send("a");
+    for (int attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
+      Message<String, String> m = receiveOne(MINUTE);
+      assertThat(m.attempt()).isEqualTo(attempt);
+      assertThat(m.nack(Duration.ZERO, "boom " + attempt)).isEqualTo(NackOutcome.RETRY_SCHEDULED);
+    }
+    Message<String, String> last = receiveOne(MINUTE);
+    assertThat(last.attempt()).isEqualTo(MAX_ATTEMPTS);
+
+    assertThat(last.nack(Duration.ZERO, "boom again")).isEqualTo(NackOutcome.DEAD_LETTERED);
+
+    assertNothingReceivable();
+    assertThat(fixture.deadLetteredIds(mailbox)).containsExactly(id);
+    assertThat(catchThrowable(last::acknowledge)).isInstanceOf(MessageFinalizedException.class);
+  }
+
+  @Test
+  public void aRequestDeadLetteredExplicitlyIsAnsweredWithAnErrorReply() {
+    Mailbox<String, String> replies = fixture.create("replies", spec(0));
+    String id = mailbox.send("question", replies);
+    receiveOne(MINUTE).deadLetter("cannot answer");
+
+    Message<String, String> answer = receiveOne(replies, MINUTE);
+    assertThat(answer.inReplyTo()).hasValue(id);
+    assertThat(answer.errorReply()).hasValueSatisfying(e -> {
+      assertThat(e.requestId()).isEqualTo(id);
+      assertThat(e.reason()).contains("cannot answer");
+      assertThat(e.attempts()).isEqualTo(1);
+      assertThat(e.cancelled()).isFalse();
+    });
+    assertThatThrownBy(answer::body)
+        .isInstanceOf(RequestFailedException.class)
+        .hasMessageContaining(id)
+        .satisfies(t -> assertThat(((RequestFailedException) t).error().requestId()).isEqualTo(id));
+  }
+
+  @Test
+  public void aRequestWhoseBudgetIsSpentByExpiryIsAnsweredWithAnErrorReply() {
+    Mailbox<String, String> replies = fixture.create("replies", spec(0));
+    String id = mailbox.send("question", replies);
+    for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      receiveOne(Duration.ofSeconds(10));
+      clock.advance(Duration.ofSeconds(10));
+    }
+    assertNothingReceivable(); // finds the last expiry and dead-letters the request
+
+    Message<String, String> answer = receiveOne(replies, MINUTE);
+    assertThat(answer.errorReply()).hasValueSatisfying(e -> {
+      assertThat(e.requestId()).isEqualTo(id);
+      assertThat(e.attempts()).isEqualTo(MAX_ATTEMPTS);
+      assertThat(e.reason()).contains("expired");
+    });
+  }
+
+  @Test
+  public void aRequestWhoseLastAttemptIsNackedIsAnsweredWithAnErrorReply() {
+    Mailbox<String, String> replies = fixture.create("replies", spec(0));
+    String id = mailbox.send("question", replies);
+    for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      receiveOne(MINUTE).nack(Duration.ZERO, "failed " + attempt);
+    }
+
+    Message<String, String> answer = receiveOne(replies, MINUTE);
+    assertThat(answer.errorReply()).hasValueSatisfying(e -> {
+      assertThat(e.requestId()).isEqualTo(id);
+      assertThat(e.reason()).contains("failed " + MAX_ATTEMPTS);
+    });
+    assertThat(replies.receive(10, MINUTE, NO_WAIT)).as("answered once").isEmpty();
+  }
+
+  @Test
+  public void aReplyNamesTheRequestItAnswers() {
+    Mailbox<String, String> replies = fixture.create("replies", spec(0));
+    String id = mailbox.send("question", replies);
+    receiveOne(MINUTE).replyAndAcknowledge("answer");
+
+    Message<String, String> answer = receiveOne(replies, MINUTE);
+    assertThat(answer.body()).isEqualTo("answer");
+    assertThat(answer.inReplyTo()).hasValue(id);
+    assertThat(answer.errorReply()).isEmpty();
+  }
+
+  // ---------------------------------------------------------------- checkpoints and lease checks
+
+  @Test
+  public void aCheckpointIsSeenByTheNextDelivery() {
+    mailbox.send("a");
+    Message<String, String> first = receiveOne(Duration.ofSeconds(10));
+    assertThat(first.lastCheckpoint()).isEmpty();
+    first.checkpoint(new byte[] {1});
+    first.checkpoint(new byte[] {2, 3});
+    assertThat(first.lastCheckpoint()).hasValueSatisfying(b -> assertThat(b).containsExactly(2, 3));
+    clock.advance(Duration.ofSeconds(10)); // the worker dies
+
+    Message<String, String> second = receiveOne(Duration.ofSeconds(10));
+    assertThat(second.lastCheckpoint()).hasValueSatisfying(b -> assertThat(b).containsExactly(2, 3));
+    second.handBack();
+    assertThat(receiveOne(MINUTE).lastCheckpoint())
+        .as("a hand-back keeps the checkpoint")
+        .hasValueSatisfying(b -> assertThat(b).containsExactly(2, 3));
+  }
+
+  @Test
+  public void aCheckpointThroughAStaleHandleIsRefusedAndChangesNothing() {
+    mailbox.send("a");
+    Message<String, String> old = receiveOne(Duration.ofSeconds(10));
+    old.checkpoint(new byte[] {1});
+    clock.advance(Duration.ofSeconds(10));
+    Message<String, String> current = receiveOne(Duration.ofSeconds(10));
+
+    assertThatThrownBy(() -> old.checkpoint(new byte[] {9}))
+        .isInstanceOf(ReceiptHandleExpiredException.class);
+
+    assertThat(current.lastCheckpoint()).hasValueSatisfying(b -> assertThat(b).containsExactly(1));
+    current.handBack();
+    assertThat(receiveOne(MINUTE).lastCheckpoint())
+        .hasValueSatisfying(b -> assertThat(b).containsExactly(1));
+  }
+
+  @Test
+  public void aCheckpointOverTheLimitIsRefusedAndChangesNothing() {
+    mailbox.send("a");
+    Message<String, String> m = receiveOne(MINUTE);
+    m.checkpoint(new byte[] {7});
+
+    assertThatThrownBy(() -> m.checkpoint(new byte[Mailbox.MAX_CHECKPOINT_BYTES + 1]))
+        .isInstanceOf(InvalidParameterException.class)
+        .hasMessageContaining(Integer.toString(Mailbox.MAX_CHECKPOINT_BYTES));
+
+    m.checkpoint(new byte[Mailbox.MAX_CHECKPOINT_BYTES]); // exactly the limit is fine
+    m.handBack();
+    assertThat(receiveOne(MINUTE).lastCheckpoint())
+        .hasValueSatisfying(b -> assertThat(b).hasSize(Mailbox.MAX_CHECKPOINT_BYTES));
+  }
+
+  @Test
+  public void checkLeaseTellsHeldExpiredAndLostByTheMailboxsClock() {
+    mailbox.send("a");
+    Message<String, String> m = receiveOne(Duration.ofSeconds(10));
+    assertThat(m.checkLease()).isEqualTo(LeaseStatus.HELD);
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(m.checkLease()).isEqualTo(LeaseStatus.EXPIRED);
+    m.extendVisibility(Duration.ofSeconds(30)); // the token still holds until a takeover
+    assertThat(m.checkLease()).isEqualTo(LeaseStatus.HELD);
+    clock.advance(Duration.ofSeconds(30));
+    Message<String, String> newOwner = receiveOne(Duration.ofSeconds(10));
+    assertThat(m.checkLease()).isEqualTo(LeaseStatus.LOST);
+    assertThat(newOwner.checkLease()).isEqualTo(LeaseStatus.HELD);
+    newOwner.acknowledge();
+    assertThat(newOwner.checkLease()).isEqualTo(LeaseStatus.LOST);
   }
 
   // ---------------------------------------------------------------- acknowledge

@@ -25,8 +25,8 @@ import net.jqwik.api.statistics.Statistics;
 
 /**
  * A randomized, model-based test of the {@link Mailbox} contract: generated sequences of send,
- * receive, acknowledge, nack, extend, reply, reply-and-acknowledge, dead-letter, purge and clock
- * advances, with old receipt handles deliberately reused, run against a real mailbox and a simple
+ * receive, acknowledge, nack, hand-back, extend, checkpoint, reply, reply-and-acknowledge,
+ * dead-letter, purge and clock advances, with old receipt handles deliberately reused, run against a real mailbox and a simple
  * model side by side. After every step the invariants of {@link Mailbox}'s Javadoc are checked:
  *
  * <ul>
@@ -35,8 +35,13 @@ import net.jqwik.api.statistics.Statistics;
  *   <li>receipt handles are never reused;
  *   <li>the delivery count goes up by exactly one per delivery and never decreases;
  *   <li>an operation through a stale handle throws the documented exception and changes nothing;
- *   <li>a message is dead-lettered only explicitly or when its lease expired at the delivery
- *       budget, and never delivered again;
+ *   <li>charged attempts never exceed the budget, for every message, always: a delivery is
+ *       charged, a hand-back refunds it, and the attempt that spends the budget (an expiry found
+ *       by a receive, a nack) dead-letters the message;
+ *   <li>a message is dead-lettered only explicitly, by a nack of its last attempt, or when its
+ *       lease expired on its last attempt, and never delivered again;
+ *   <li>every dead-lettered request with a reply-to sends exactly one error reply naming it;
+ *   <li>a checkpoint is seen by the next delivery, and one written through a stale handle is not;
  *   <li>nothing is lost: at the end, with the clock moved past every lease, every message not yet
  *       finalized is received (or dead-lettered for its budget).
  * </ul>
@@ -47,10 +52,11 @@ import net.jqwik.api.statistics.Statistics;
  * when the test moves the {@link SettableClock}.
  */
 public abstract class MailboxModelTest {
-  private static final int MAX_DELIVERIES = 2;
+  private static final int MAX_ATTEMPTS = 2;
   private static final String EVENTS = "events";
   private static final String REDELIVERY = "redelivery";
   private static final String EXPIRY_DEAD_LETTER = "dead letter on expiry";
+  private static final String NACK_DEAD_LETTER = "dead letter on the last attempt's nack";
 
   /**
    * Creates a fresh fixture; called once per try, closed at its end.
@@ -81,6 +87,7 @@ public abstract class MailboxModelTest {
               coverage.check(Outcome.FINALIZED).count(n -> n >= 100);
               coverage.check(REDELIVERY).count(n -> n >= 100);
               coverage.check(EXPIRY_DEAD_LETTER).count(n -> n >= 10);
+              coverage.check(NACK_DEAD_LETTER).count(n -> n >= 3);
             });
   }
 
@@ -99,6 +106,8 @@ public abstract class MailboxModelTest {
     Arbitrary<Command> reply = pick.map(Reply::new);
     Arbitrary<Command> replyAndAck = pick.map(ReplyAndAck::new);
     Arbitrary<Command> deadLetter = pick.map(DeadLetterCmd::new);
+    Arbitrary<Command> handBack = pick.map(HandBack::new);
+    Arbitrary<Command> checkpoint = pick.map(Checkpoint::new);
     Arbitrary<Command> advance = Arbitraries.of(1L, 5L, 30L, 121L).map(Advance::new);
     Arbitrary<Command> purge = Arbitraries.<Command>just(new Purge());
     List<Tuple2<Integer, Arbitrary<Command>>> weighted =
@@ -111,6 +120,8 @@ public abstract class MailboxModelTest {
             Tuple.of(2, reply),
             Tuple.of(4, replyAndAck),
             Tuple.of(2, deadLetter),
+            Tuple.of(3, handBack),
+            Tuple.of(3, checkpoint),
             Tuple.of(7, advance),
             Tuple.of(1, purge));
     return Arbitraries.frequencyOf(weighted).list().ofMinSize(20).ofMaxSize(60);
@@ -145,6 +156,12 @@ public abstract class MailboxModelTest {
   /** Dead-letters through a delivery. */
   public record DeadLetterCmd(int pick) implements Command {}
 
+  /** Hands back through a delivery (not charged). */
+  public record HandBack(int pick) implements Command {}
+
+  /** Writes a checkpoint through a delivery. */
+  public record Checkpoint(int pick) implements Command {}
+
   /** Moves the clock. */
   public record Advance(long seconds) implements Command {}
 
@@ -168,6 +185,8 @@ public abstract class MailboxModelTest {
     final Instant enqueuedAt;
     State state = State.LIVE;
     int deliveryCount;
+    int attempts;
+    String checkpoint;
     /** While leased: the lease expiry; otherwise when it is visible again. */
     Instant visibleAt;
     /** The delivery whose handle is valid, or null. */
@@ -187,7 +206,7 @@ public abstract class MailboxModelTest {
     }
 
     boolean doomedAt(Instant now) {
-      return receivableAt(now) && lease != null && deliveryCount >= MAX_DELIVERIES;
+      return receivableAt(now) && lease != null && attempts >= MAX_ATTEMPTS;
     }
   }
 
@@ -219,13 +238,16 @@ public abstract class MailboxModelTest {
     final List<ModelDelivery> deliveries = new ArrayList<>();
     final Set<String> handlesSeen = new HashSet<>();
     final Set<String> deadIds = new HashSet<>();
+    /** Requests whose dead letter must have produced an error reply. */
+    final Set<String> errorReplyOwed = new HashSet<>();
     long repliesSent;
+    long checkpoints;
     long sequence;
 
     Run(MailboxFixture fixture) {
       this.fixture = fixture;
-      this.mailbox = fixture.create("model", new MailboxSpec(clock, MAX_DELIVERIES, 0));
-      this.replies = fixture.create("model-replies", new MailboxSpec(clock, MAX_DELIVERIES, 0));
+      this.mailbox = fixture.create("model", new MailboxSpec(clock, MAX_ATTEMPTS, 0));
+      this.replies = fixture.create("model-replies", new MailboxSpec(clock, MAX_ATTEMPTS, 0));
     }
 
     void execute(Command command, int step) {
@@ -274,10 +296,18 @@ public abstract class MailboxModelTest {
         assertThat(real.body()).isEqualTo(m.body);
         assertThat(real.enqueuedAt()).isEqualTo(m.enqueuedAt);
         assertThat(real.hasReplyTo()).isEqualTo(m.hasReplyTo);
+        assertThat(real.attempt())
+            .as("step %d: attempt of %s is its charged attempts plus this one", step, m.id)
+            .isEqualTo(m.attempts + 1);
+        assertThat(real.maxAttempts()).isEqualTo(MAX_ATTEMPTS);
+        assertThat(real.lastCheckpoint().map(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8)))
+            .as("step %d: the next delivery of %s sees its latest checkpoint", step, m.id)
+            .isEqualTo(java.util.Optional.ofNullable(m.checkpoint));
         if (m.deliveryCount > 0) {
           Statistics.label(EVENTS).collect(REDELIVERY);
         }
         m.deliveryCount++;
+        m.attempts++;
         ModelDelivery d = new ModelDelivery(m, real);
         m.lease = d;
         m.visibleAt = now.plus(visibility);
@@ -354,6 +384,10 @@ public abstract class MailboxModelTest {
         return r.pick();
       } else if (c instanceof DeadLetterCmd dl) {
         return dl.pick();
+      } else if (c instanceof HandBack h) {
+        return h.pick();
+      } else if (c instanceof Checkpoint cp) {
+        return cp.pick();
       }
       throw new IllegalArgumentException("not a delivery command: " + c);
     }
@@ -371,6 +405,10 @@ public abstract class MailboxModelTest {
         real.replyAndAcknowledge("final-reply-to-" + real.id());
       } else if (c instanceof DeadLetterCmd) {
         real.deadLetter("model says so");
+      } else if (c instanceof HandBack) {
+        real.handBack();
+      } else if (c instanceof Checkpoint) {
+        real.checkpoint(("cp-" + real.receiptHandle()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
       } else {
         throw new IllegalArgumentException("not a delivery command: " + c);
       }
@@ -382,8 +420,21 @@ public abstract class MailboxModelTest {
       if (c instanceof Ack) {
         finalize(d, State.ACKED);
       } else if (c instanceof Nack n) {
+        if (m.attempts >= MAX_ATTEMPTS) {
+          Statistics.label(EVENTS).collect(NACK_DEAD_LETTER);
+          finalize(d, State.DEAD);
+          buried(m);
+        } else {
+          m.lease = null;
+          m.visibleAt = now.plusSeconds(n.delaySeconds());
+        }
+      } else if (c instanceof HandBack) {
         m.lease = null;
-        m.visibleAt = now.plusSeconds(n.delaySeconds());
+        m.attempts--;
+        m.visibleAt = now;
+      } else if (c instanceof Checkpoint) {
+        m.checkpoint = "cp-" + d.real.receiptHandle();
+        checkpoints++;
       } else if (c instanceof Extend e) {
         Instant requested = now.plusSeconds(e.seconds());
         if (requested.isAfter(m.visibleAt)) {
@@ -398,7 +449,16 @@ public abstract class MailboxModelTest {
         finalize(d, State.ACKED);
       } else if (c instanceof DeadLetterCmd) {
         finalize(d, State.DEAD);
-        deadIds.add(m.id);
+        buried(m);
+      }
+    }
+
+    /** The model's side of a dead letter: recorded, and its requester owed an error reply. */
+    private void buried(ModelMessage m) {
+      deadIds.add(m.id);
+      if (m.hasReplyTo) {
+        errorReplyOwed.add(m.id);
+        repliesSent++;
       }
     }
 
@@ -410,6 +470,11 @@ public abstract class MailboxModelTest {
 
     void checkInvariants(Command command, int step) {
       reconcileDeadLetters("step " + step + " (" + command + ")");
+      for (ModelMessage m : messages.values()) {
+        assertThat(m.attempts)
+            .as("step %d (%s): charged attempts of %s never exceed the budget", step, command, m.id)
+            .isBetween(0, MAX_ATTEMPTS);
+      }
       long live = messages.values().stream().filter(m -> m.state == State.LIVE).count();
       assertThat(mailbox.approximateCount())
           .as("step %d (%s): messages not yet finalized", step, command)
@@ -454,7 +519,7 @@ public abstract class MailboxModelTest {
         Statistics.label(EVENTS).collect(EXPIRY_DEAD_LETTER);
         m.state = State.DEAD;
         m.lease = null;
-        deadIds.add(id);
+        buried(m);
       }
     }
 
@@ -480,6 +545,22 @@ public abstract class MailboxModelTest {
             .isNotEqualTo(State.LIVE);
       }
       assertThat(mailbox.approximateCount()).as("nothing left after the drain").isZero();
+      // Every dead-lettered request was answered once, with an error naming it.
+      List<String> errorReplies = new ArrayList<>();
+      List<Message<String, String>> got;
+      while (!(got = replies.receive(10, Mailbox.MAX_VISIBILITY_TIMEOUT, Duration.ZERO)).isEmpty()) {
+        for (Message<String, String> r : got) {
+          if (r.errorReply().isPresent()) {
+            errorReplies.add(r.errorReply().get().requestId());
+            assertThat(r.inReplyTo()).hasValue(r.errorReply().get().requestId());
+          } else {
+            assertThat(r.inReplyTo()).as("a reply names its request").isPresent();
+            assertThat(messages).containsKey(r.inReplyTo().get());
+          }
+          r.acknowledge();
+        }
+      }
+      assertThat(errorReplies).containsExactlyInAnyOrderElementsOf(errorReplyOwed);
     }
   }
 }

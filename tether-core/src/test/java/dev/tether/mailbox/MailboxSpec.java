@@ -8,16 +8,15 @@ import java.util.Objects;
  *
  * @param clock the clock the mailbox must use for every instant and every expiry decision (a
  *     JDBC mailbox uses it in place of the database clock)
- * @param maxDeliveries deliveries after which a message whose lease expired is dead-lettered
- *     instead of delivered again
+ * @param maxAttempts the budget: charged attempts after which a message is dead-lettered
  * @param capacity most messages not yet finalized; 0 for unbounded
  */
-public record MailboxSpec(SettableClock clock, int maxDeliveries, int capacity) {
+public record MailboxSpec(SettableClock clock, int maxAttempts, int capacity) {
   /** Validates the spec. */
   public MailboxSpec {
     Objects.requireNonNull(clock, "clock");
-    if (maxDeliveries < 1) {
-      throw new IllegalArgumentException("maxDeliveries must be >= 1, was " + maxDeliveries);
+    if (maxAttempts < 1) {
+      throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
     }
     if (capacity < 0) {
       throw new IllegalArgumentException("capacity must be >= 0, was " + capacity);
