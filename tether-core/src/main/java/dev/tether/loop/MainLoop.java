@@ -417,11 +417,11 @@ public final class MainLoop<T, R> implements WorkLoop {
             failure instanceof dev.tether.mailbox.MailboxException ? null : failure);
         message.deadLetter(decision.reason());
       } else {
-        NackOutcome outcome = message.nack(decision.delay(), oneLine(failure));
+        NackOutcome outcome = message.nack(decision.delay(), reasonOf(failure));
         if (outcome == NackOutcome.DEAD_LETTERED) {
           log.warn("MainLoop '{}': message {} failed on attempt {} of {} and was dead-lettered"
               + " (its budget is spent): {}", name, message.id(), message.attempt(),
-              message.maxAttempts(), oneLine(failure));
+              message.maxAttempts(), reasonOf(failure));
         } else {
           log.warn("MainLoop '{}': message {} failed on attempt {} of {}; retrying after {}",
               name, message.id(), message.attempt(), message.maxAttempts(), decision.delay(),
@@ -444,10 +444,13 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
   }
 
-  /** The failure in one line, bounded, for the message's record. */
-  static String oneLine(Throwable failure) {
-    String text = String.valueOf(failure).replaceAll("\\s+", " ");
-    return text.length() <= 1000 ? text : text.substring(0, 997) + "...";
+  /** Longest failure text recorded with a message. */
+  static final int MAX_REASON_CHARS = 8000;
+
+  /** The failure as recorded with the message: its {@code toString()}, bounded. */
+  static String reasonOf(Throwable failure) {
+    String text = String.valueOf(failure);
+    return text.length() <= MAX_REASON_CHARS ? text : text.substring(0, MAX_REASON_CHARS - 3) + "...";
   }
 
   private void safely(Runnable listenerCall) {

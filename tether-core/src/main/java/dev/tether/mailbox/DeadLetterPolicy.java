@@ -80,14 +80,12 @@ public final class DeadLetterPolicy {
     for (Class<? extends Throwable> type : deadLetterOn) {
       if (type.isInstance(error)) {
         return Decision.deadLetter("error " + error.getClass().getName()
-            + " dead-letters at once, on attempt " + attempt + " of " + maxAttempts + ": "
-            + error.getMessage());
+            + " dead-letters at once, on attempt " + attempt + " of " + maxAttempts + ": " + error);
       }
     }
     int budget = this.maxAttempts == 0 ? maxAttempts : Math.min(maxAttempts, this.maxAttempts);
     if (attempt >= budget) {
-      return Decision.deadLetter("failed on attempt " + attempt + " of " + budget + ": "
-          + error.getClass().getName() + ": " + error.getMessage());
+      return Decision.deadLetter("failed on attempt " + attempt + " of " + budget + ": " + error);
     }
     return Decision.retry(backoff(attempt));
   }

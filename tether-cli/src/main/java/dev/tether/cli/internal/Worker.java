@@ -3,12 +3,11 @@ package dev.tether.cli.internal;
 import dev.tether.LeaseExtender;
 import dev.tether.LeaseExtenderConfig;
 import com.sun.net.httpserver.HttpHandler;
-import dev.tether.jdbc.LeaseManager;
+import dev.tether.Codec;
+import dev.tether.jdbc.JdbcMailbox;
 import dev.tether.jdbc.RecoverySweep;
 import dev.tether.jdbc.RecoverySweepConfig;
 import dev.tether.jdbc.TetherStore;
-import dev.tether.jdbc.WorkItem;
-import dev.tether.jdbc.WorkStatus;
 import dev.tether.loop.Handler;
 import dev.tether.loop.LoopGroup;
 import dev.tether.loop.MainLoop;
@@ -16,11 +15,11 @@ import dev.tether.loop.MainLoopConfig;
 import dev.tether.loop.WorkContext;
 import dev.tether.loop.WorkStoppedException;
 import dev.tether.mailbox.DeadLetterPolicy;
+import dev.tether.mailbox.LeaseStatus;
 import dev.tether.mailbox.Message;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -31,15 +30,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A worker node: a {@link LoopGroup} of {@code concurrency} {@link MainLoop}s over one queue of a
- * store, each running items as child processes with {@link ProcessRunner}, plus a background
- * {@link RecoverySweep}; the group brings the optional watchdog and the health server.
+ * A worker node: a {@link LoopGroup} of {@code concurrency} {@link MainLoop}s, each on a {@link
+ * JdbcMailbox} of one queue of a store (the same mailbox any library user has), running items as
+ * child processes with {@link ProcessRunner}, plus a background {@link RecoverySweep}; the group
+ * brings the optional watchdog and the health server.
  *
- * <p>Exit 0 completes an item with its {@link CommandResult} as output; any other exit releases it
- * as failed with a one-line error (retried after the store's backoff while the item's {@code
- * max_attempts} allow, else {@code failed}). A command that goes silent stops extending its lease;
- * when the store shows the lease expired or taken over, its process tree is killed. {@link #stop}
- * hands running items back at once.
+ * <p>Exit 0 completes an item with its {@link CommandResult} as output; any other exit ends the
+ * attempt as failed with the command's report as the item's error: retried after the loop's
+ * backoff while the item's own budget ({@code max_attempts}) has attempts left, else
+ * dead-lettered ({@code failed}). A payload the worker cannot read is dead-lettered at once. A
+ * command that goes silent stops extending its lease; its process tree is killed when its lease
+ * is found lost: by the store (a token check on the store's clock, while the heartbeat is quiet)
+ * or by this process's monotonic clock (the lease ran out without a confirmed extension, as when
+ * the store cannot be reached). {@link #stop} hands running items back at once, without charging
+ * their attempt.
  *
  * <p>Thread-safe; {@link #start(Health, boolean)} once, {@link #stop(Duration)} idempotent.
  */
@@ -131,6 +135,7 @@ public final class Worker implements AutoCloseable {
   private final String workerId;
   private final ProcessRunner runner;
   private final List<MainLoop<String, String>> loops = new ArrayList<>();
+  private final List<JdbcMailbox<String, String>> mailboxes = new ArrayList<>();
   private final RecoverySweep sweep;
   private final Object lifecycle = new Object();
   private boolean started; // guarded by lifecycle
@@ -161,16 +166,20 @@ public final class Worker implements AutoCloseable {
             .visibilityTimeout(config.visibility())
             .waitTime(Duration.ofSeconds(1))
             .leaseExtender(LeaseExtenderConfig.of(config.extendEvery(), config.extension()))
-            // failures are retried or failed by the store, per item max_attempts
-            .deadLetterPolicy(DeadLetterPolicy.builder().maxDeliveries(Integer.MAX_VALUE).build())
+            // each item's own budget decides retries; a payload that cannot be read never will be
+            .deadLetterPolicy(DeadLetterPolicy.builder().deadLetterOn(BadPayloadException.class).build())
             .build();
     for (int i = 1; i <= config.concurrency(); i++) {
-      String holder = workerId + "/w" + i;
-      LeaseManager leases = new LeaseManager(store, holder);
-      StoreMailbox mailbox = new StoreMailbox(store, leases, config.queue());
+      JdbcMailbox<String, String> mailbox =
+          JdbcMailbox.builder(store, config.queue(), Codec.utf8(), Codec.utf8())
+              .holder(workerId + "/w" + i)
+              .keepResults(true)
+              .build();
+      mailboxes.add(mailbox);
       MainLoop<String, String> loop =
-          MainLoop.builder("w" + i, mailbox, new CommandHandler(mailbox, leases))
+          MainLoop.builder("w" + i, mailbox, new CommandHandler())
               .config(loopConfig)
+              .listener(loopListener())
               .extenderListener(extenderListener())
               .build();
       loops.add(loop);
@@ -345,6 +354,9 @@ public final class Worker implements AutoCloseable {
       g = group;
     }
     boolean all = g == null || g.shutdown(timeout);
+    for (JdbcMailbox<String, String> mailbox : mailboxes) {
+      mailbox.close();
+    }
     sweep.stop();
     log.info("Worker {} stopped{}", workerId, all ? "" : " (some loops did not finish in time)");
     return all;
@@ -353,6 +365,15 @@ public final class Worker implements AutoCloseable {
   @Override
   public void close() {
     stop(config.killGrace().plusSeconds(5));
+  }
+
+  private MainLoop.Listener loopListener() {
+    return new MainLoop.Listener() {
+      @Override
+      public void handedBack(Message<?, ?> message) {
+        safely(() -> events.handedBack(message.id()));
+      }
+    };
   }
 
   private LeaseExtender.Listener extenderListener() {
@@ -389,14 +410,6 @@ public final class Worker implements AutoCloseable {
 
   /** Runs one item's command. */
   private final class CommandHandler implements Handler<String, String> {
-    private final StoreMailbox mailbox;
-    private final LeaseManager leases;
-
-    CommandHandler(StoreMailbox mailbox, LeaseManager leases) {
-      this.mailbox = mailbox;
-      this.leases = leases;
-    }
-
     @Override
     public String handle(String request, WorkContext context) throws Exception {
       String id = context.messageId().orElse("?");
@@ -404,12 +417,10 @@ public final class Worker implements AutoCloseable {
       try {
         spec = CommandSpec.fromJson(request);
       } catch (IllegalArgumentException e) {
-        mailbox.noteFailure(id, "bad payload: " + e.getMessage());
-        throw e;
+        throw new BadPayloadException(id, e);
       }
       safely(() -> events.started(id, context.deliveryCount(), spec));
       long start = System.nanoTime();
-      LeaseProbe probe = new LeaseProbe(leases, id, context);
       CommandResult result =
           runner.run(
               spec,
@@ -418,11 +429,15 @@ public final class Worker implements AutoCloseable {
                   "TETHER_ITEM_ID", id,
                   "TETHER_DELIVERY", Integer.toString(context.deliveryCount()),
                   "TETHER_QUEUE", config.queue()),
-              probe,
+              new LeaseProbe(context),
               ProcessRunner.OutputListener.NONE);
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       if (CommandResult.STOPPED_LEASE_LOST.equals(result.stopped())) {
         safely(() -> events.leaseLost(id));
+        if (context.isCancelled()) {
+          throw new WorkStoppedException(
+              WorkStoppedException.Reason.CANCELLED, "item " + id + " was cancelled");
+        }
         throw new WorkStoppedException(
             WorkStoppedException.Reason.LEASE_LOST, "lease lost on item " + id);
       }
@@ -435,33 +450,30 @@ public final class Worker implements AutoCloseable {
       if (result.succeeded()) {
         return result.toJson();
       }
-      mailbox.noteFailure(id, result.failureReport(FAILURE_TAIL_CHARS));
       throw new CommandFailedException(id, result);
     }
   }
 
   /**
-   * Tells whether a silent command's lease is gone: probes the store at most every {@link
-   * #PROBE_INTERVAL}, and only after the heartbeat has been quiet for that long. Lost when the item
-   * is no longer in progress, was delivered again, or its lease expired.
+   * Tells whether a silent command's lease is gone, by asking the store (the token and the
+   * store's clock, {@link WorkContext#checkLease()}) at most every {@link #PROBE_INTERVAL}, and
+   * only after the heartbeat has been quiet for that long. A failed check (the store cannot be
+   * reached) is logged and left to the context's own signal, which turns true once the lease ran
+   * out by this process's clock.
    */
   private static final class LeaseProbe implements java.util.function.BooleanSupplier {
-    private final LeaseManager leases;
-    private final long itemId;
     private final WorkContext context;
     private long nextProbe = System.nanoTime();
     private boolean lost;
 
-    LeaseProbe(LeaseManager leases, String id, WorkContext context) {
-      this.leases = leases;
-      this.itemId = Long.parseLong(id);
+    LeaseProbe(WorkContext context) {
       this.context = context;
     }
 
     @Override
     public boolean getAsBoolean() {
-      if (lost) {
-        return true;
+      if (lost || context.isLeaseLost()) {
+        return lost = true;
       }
       long now = System.nanoTime();
       if (now - nextProbe < 0 || context.heartbeat().elapsed().compareTo(PROBE_INTERVAL) < 0) {
@@ -469,26 +481,32 @@ public final class Worker implements AutoCloseable {
       }
       nextProbe = now + PROBE_INTERVAL.toNanos();
       try {
-        Optional<WorkItem> item = leases.find(itemId);
-        if (item.isEmpty()) {
+        LeaseStatus status = context.checkLease();
+        if (!status.isHeld()) {
           lost = true;
-        } else {
-          WorkItem w = item.get();
-          lost =
-              w.status() != WorkStatus.IN_PROGRESS
-                  || w.deliveryCount() != context.deliveryCount()
-                  || (w.leaseExpiresAt() != null && w.leaseExpiresAt().isBefore(Instant.now()));
-        }
-        if (lost) {
-          log.warn(
-              "Item {} (delivery {}): lease expired or taken over while its command was silent",
-              itemId,
-              context.deliveryCount());
+          log.warn("Item {} (delivery {}): lease {} while its command was silent; stopping it",
+              context.messageId().orElse("?"), context.deliveryCount(),
+              status.name().toLowerCase(java.util.Locale.ROOT));
         }
       } catch (RuntimeException e) {
-        log.warn("Probing the lease of item {} failed; will retry: {}", itemId, e.getMessage());
+        log.warn("Checking the lease of item {} failed; will retry: {}",
+            context.messageId().orElse("?"), e.getMessage());
       }
       return lost;
+    }
+  }
+
+  /** An item's payload is not a command this worker can run; dead-lettered at once. */
+  static final class BadPayloadException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    BadPayloadException(String itemId, IllegalArgumentException cause) {
+      super("item " + itemId + ": bad payload: " + cause.getMessage(), cause);
+    }
+
+    @Override
+    public String toString() {
+      return getMessage();
     }
   }
 
@@ -500,8 +518,18 @@ public final class Worker implements AutoCloseable {
     private final transient CommandResult result;
 
     CommandFailedException(String itemId, CommandResult result) {
-      super("item " + itemId + ": " + result.failureSummary());
+      super(result.failureReport(FAILURE_TAIL_CHARS));
       this.result = result;
+    }
+
+    /**
+     * Returns the failure report alone (what the item's error records), without the class name.
+     *
+     * @return the report
+     */
+    @Override
+    public String toString() {
+      return getMessage();
     }
 
     /**
