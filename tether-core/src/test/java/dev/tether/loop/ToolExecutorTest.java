@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tether.Heartbeat;
-import dev.tether.SettableTicker;
+import dev.tether.test.SettableTicker;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
