@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Thread-safe: any thread may move it while others read it, and every reader sees a move as soon
  * as the moving call returns. Clocks made by {@link #withZone} share this clock's reading. Unlike a
- * real wall clock it may be set or moved backwards, to test clock leaps. Moving it wakes nobody: code
- * that waits for an instant looks at the clock again on its own schedule.
+ * real wall clock it may be set or moved backwards, to test clock leaps. Moving it wakes nobody:
+ * code that waits for an instant looks at the clock again on its own schedule.
  */
 public final class SettableClock extends Clock {
   /** The reading of a clock made with {@link #SettableClock()}: 2026-01-01T00:00:00Z. */

@@ -32,8 +32,8 @@ public final class SettableTicker implements Ticker {
   }
 
   /**
-   * Creates a ticker reading {@code startNanos}; any value works, including negative ones and values
-   * near {@link Long#MAX_VALUE} (readings are compared by difference, so they may wrap).
+   * Creates a ticker reading {@code startNanos}; any value works, including negative ones and
+   * values near {@link Long#MAX_VALUE} (readings are compared by difference, so they may wrap).
    *
    * @param startNanos the first reading
    */
@@ -64,7 +64,8 @@ public final class SettableTicker implements Ticker {
   public SettableTicker advance(Duration amount) {
     Objects.requireNonNull(amount, "amount");
     if (amount.isNegative()) {
-      throw new IllegalArgumentException("a monotonic ticker cannot go back: advance(" + amount + ")");
+      throw new IllegalArgumentException(
+          "a monotonic ticker cannot go back: advance(" + amount + ")");
     }
     nanos.addAndGet(amount.toNanos());
     return this;
