@@ -46,12 +46,12 @@ import org.slf4j.LoggerFactory;
  * of any killed process), falling back to {@link Runtime#halt(int)} with {@link #EXIT_STATUS} where
  * that is not possible. Either way shutdown hooks do not run and nothing can block the exit. {@code
  * SIGKILL} is preferred because {@code Runtime.halt} first waits a while for threads blocked in
- * native code (a worker reading a child process's output always has some), which would put the
- * kill past the threshold (the figures are in {@code docs/RELIABILITY.md}). The logging runs on a separate thread
- * ({@code tether-watchdog-diagnostics}); the watchdog waits for it at most the diagnostics timeout
- * (default {@link #DEFAULT_DIAGNOSTICS_TIMEOUT}) and then terminates regardless, so a stuck logger
- * cannot keep a stuck process alive. If the terminator returns (a test terminator) or throws
- * (logged), the watchdog stops monitoring.
+ * native code (a worker reading a child process's output always has some), which would put the kill
+ * past the threshold (the figures are in {@code docs/RELIABILITY.md}). The logging runs on a
+ * separate thread ({@code tether-watchdog-diagnostics}); the watchdog waits for it at most the
+ * diagnostics timeout (default {@link #DEFAULT_DIAGNOSTICS_TIMEOUT}) and then terminates
+ * regardless, so a stuck logger cannot keep a stuck process alive. If the terminator returns (a
+ * test terminator) or throws (logged), the watchdog stops monitoring.
  *
  * <h2>Thread safety</h2>
  *
