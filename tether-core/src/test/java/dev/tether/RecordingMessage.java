@@ -9,7 +9,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
-/** A message that records extension calls and can be told to fail them (the seeds' test message). */
+/** A message that records extension calls and can be told to fail them. */
 final class RecordingMessage implements Message<String, String> {
   final List<Duration> extensions = new CopyOnWriteArrayList<>();
   final AtomicInteger inFlight = new AtomicInteger();
