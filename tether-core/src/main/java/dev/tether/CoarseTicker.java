@@ -12,11 +12,12 @@ import org.slf4j.LoggerFactory;
  * cached {@link System#nanoTime()} reading every {@code resolution}, and {@link #read()} returns
  * that cached value (one volatile load) instead of asking the operating system.
  *
- * <p>Why: on a virtual machine a {@code System.nanoTime()} call costs about 20-25 ns, which is the
- * whole cost of a {@link Heartbeat#beat()}; with this ticker a beat costs a few nanoseconds. The
- * default {@link Ticker#system()} already does this by itself while it is read in a tight loop,
- * and reads the clock directly otherwise; use a {@code CoarseTicker} when you want the cache on
- * for a fixed span that you own (start and close), whatever the read rate.
+ * <p>Why: on a virtual machine a {@code System.nanoTime()} call costs several times what the rest
+ * of a {@link Heartbeat#beat()} costs; with this ticker a beat reads one field instead (the figures
+ * are in {@code docs/PERFORMANCE.md}). The default {@link Ticker#system()} already does this by
+ * itself while it is read in a tight loop, and reads the clock directly otherwise; use a {@code
+ * CoarseTicker} when you want the cache on for a fixed span that you own (start and close),
+ * whatever the read rate.
  *
  * <p>Readings share {@code System.nanoTime()}'s origin, lag it by at most about one resolution
  * step (more if the refreshing thread is starved), and after {@link #close()} — or before the

@@ -11,10 +11,11 @@ import org.slf4j.LoggerFactory;
  * The clock behind {@link Ticker#system()}: {@link System#nanoTime()}, served from a cached reading
  * while — and only while — it is read in a tight loop.
  *
- * <p>Why: on a virtual machine {@code System.nanoTime()} costs 17-25 ns, nearly all of what a
- * {@link Heartbeat#beat()} costs. A cached reading costs one load. Keeping a cache fresh costs a
- * thread that wakes every millisecond (about 2% of a core on a 2-core VM, measured), which pays
- * for itself only when the clock is read about a million times a second. So the cache is off
+ * <p>Why: on a virtual machine {@code System.nanoTime()} is nearly all of what a {@link
+ * Heartbeat#beat()} costs, and a cached reading costs one load. But keeping a cache fresh costs a
+ * thread that wakes every millisecond, a steady share of a core, which pays for itself only while
+ * the clock is read in a tight loop (the figures are in {@code docs/PERFORMANCE.md}). So the cache
+ * is off
  * (readings go straight to {@code System.nanoTime()}) until {@value #FAST_READS_TO_START}
  * consecutive direct readings arrive less than {@value #FAST_GAP_NANOS} ns apart; then one daemon
  * thread, {@code tether-clock}, refreshes the cached reading every {@value #TICK_NANOS} ns, and

@@ -3,6 +3,7 @@ package dev.tether;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.tether.test.SettableTicker;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class LeaseExtenderConfigTest {
 
   @Test
-  void defaultsMatchTheSeeds() {
+  void defaultsExtendByFiveMinutesAtMostOnceAMinute() {
     LeaseExtenderConfig config = LeaseExtenderConfig.defaults();
     assertThat(config.interval()).isEqualTo(Duration.ofSeconds(60));
     assertThat(config.extension()).isEqualTo(Duration.ofSeconds(300));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tether.mailbox.MailboxConnectionException;
+import dev.tether.test.SettableTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -42,18 +42,19 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Slow and malformed clients</h2>
  *
- * The JDK server reads each request's line and headers on an executor thread, in blocking mode
- * (its dispatcher thread only waits for the first byte). The server therefore runs exchanges on a
+ * The JDK server reads each request's line and headers on an executor thread, in blocking mode (its
+ * dispatcher thread only waits for the first byte). The server therefore runs exchanges on a
  * bounded pool of small-stack daemon threads named {@code tether-health-N} that never queues (at
  * most {@link Builder#maxConcurrentRequests(int)} at once, default {@value
  * #DEFAULT_MAX_CONCURRENT_REQUESTS}), and cuts off any request not fully read within {@link
  * Builder#requestReadTimeout(Duration)}: its connection is closed and its thread freed. When every
- * thread is busy, a new connection cuts off the request that has been reading the longest and
- * takes its thread, so slow clients, however many, cannot lock a probe out (they can only evict
- * each other); a connection is closed at once only when every thread runs a handler. Measured:
- * with a slowloris of 200 connections trickling bytes, {@code /health/live} answers within
- * milliseconds (see {@code docs/RELIABILITY.md}). Malformed request lines get the JDK server's {@code 400} and their
- * connection is closed. Mounted handlers run without a time limit once the request is read.
+ * thread is busy, a new connection cuts off the request that has been reading the longest and takes
+ * its thread, so slow clients, however many, cannot lock a probe out (they can only evict each
+ * other); a connection is closed at once only when every thread runs a handler. So a slowloris of
+ * hundreds of connections trickling bytes does not delay {@code /health/live} (the test and its
+ * figures are in {@code docs/RELIABILITY.md}). Malformed request lines get the JDK server's 400
+ * and their connection is closed. Mounted handlers run without a time limit once the request is
+ * read.
  *
  * <p>No {@code sun.net.httpserver.*} system property is read or set by this class: those are
  * JVM-wide, read once when the JDK server class is first used, and would change every other

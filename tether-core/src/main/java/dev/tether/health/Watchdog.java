@@ -42,16 +42,16 @@ import org.slf4j.LoggerFactory;
  * On a stall the watchdog logs, at ERROR with the word {@code CRITICAL}, each stalled loop's name,
  * time since its last beat and the threshold, then a dump of every thread's stack; then it calls
  * the {@link Terminator}, by default {@link Terminator#kill()}: the process sends itself {@code
- * SIGKILL} (exit status {@link #KILLED_EXIT_STATUS} as a parent or Kubernetes sees it, as in the
- * seeds), falling back to {@link Runtime#halt(int)} with {@link #EXIT_STATUS} where that is not
- * possible. Either way shutdown hooks do not run and nothing can block the exit. {@code SIGKILL} is
- * preferred because {@code Runtime.halt} waits up to about 300 ms for threads blocked in native
- * code (a worker reading a child process's output always has some), which would put the kill well
- * past the threshold. The logging runs on a separate thread
- * ({@code tether-watchdog-diagnostics}); the watchdog waits for it at most the diagnostics timeout
- * (default {@link #DEFAULT_DIAGNOSTICS_TIMEOUT}) and then terminates regardless, so a stuck logger
- * cannot keep a stuck process alive. If the terminator returns (a test terminator) or throws
- * (logged), the watchdog stops monitoring.
+ * SIGKILL} (exit status {@link #KILLED_EXIT_STATUS} as a parent or Kubernetes sees it, the status
+ * of any killed process), falling back to {@link Runtime#halt(int)} with {@link #EXIT_STATUS} where
+ * that is not possible. Either way shutdown hooks do not run and nothing can block the exit. {@code
+ * SIGKILL} is preferred because {@code Runtime.halt} first waits a while for threads blocked in
+ * native code (a worker reading a child process's output always has some), which would put the kill
+ * past the threshold (the figures are in {@code docs/RELIABILITY.md}). The logging runs on a
+ * separate thread ({@code tether-watchdog-diagnostics}); the watchdog waits for it at most the
+ * diagnostics timeout (default {@link #DEFAULT_DIAGNOSTICS_TIMEOUT}) and then terminates
+ * regardless, so a stuck logger cannot keep a stuck process alive. If the terminator returns (a
+ * test terminator) or throws (logged), the watchdog stops monitoring.
  *
  * <h2>Thread safety</h2>
  *
@@ -489,9 +489,8 @@ public final class Watchdog {
     /**
      * Returns the terminator that sends this process {@code SIGKILL} (through the system's {@code
      * kill} command, waiting at most one second), and halts with the given status if the process is
-     * still alive after that (no {@code kill} command, not a POSIX system). Ends the process within
-     * milliseconds even while threads are blocked in native code, where {@link #halt()} can take
-     * about 300 ms.
+     * still alive after that (no {@code kill} command, not a POSIX system). Ends the process at
+     * once even while threads are blocked in native code, which delay {@link #halt()}.
      *
      * @return the killing terminator
      */

@@ -4,8 +4,8 @@ import java.util.Objects;
 
 /**
  * Runs a step function until it reports completion, beating the heartbeat at the start of every
- * iteration (the seeds' {@code InnerLoop} auto-beat), and stopping early when the work should stop
- * (lease lost, shutdown requested, or deadline passed).
+ * iteration, so that each iteration counts as progress without the step beating itself, and
+ * stopping early when the work should stop (lease lost, shutdown requested, or deadline passed).
  *
  * <p>Stateless and thread-safe; steps run on the calling thread.
  */

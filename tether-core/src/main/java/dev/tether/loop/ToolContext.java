@@ -4,8 +4,9 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * What a {@link Tool} knows while it runs: its name and the surrounding {@link WorkContext}.
- * {@link #beat()} is the seeds' {@code ToolContext.beat()}. Immutable and thread-safe.
+ * What a {@link Tool} knows while it runs: its name and the surrounding {@link WorkContext}. A tool
+ * that runs long calls {@link #beat()} as it makes progress, so that its work keeps the lease.
+ * Immutable and thread-safe.
  */
 public final class ToolContext {
   private final String toolName;

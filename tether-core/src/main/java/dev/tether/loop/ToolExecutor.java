@@ -6,10 +6,10 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Runs named {@link Tool}s and beats the heartbeat before and after each one (the seeds'
- * "automatic beating"), so that every tool call counts as progress even when the tool itself never
- * beats. The closing beat happens whether the tool returns or throws: a tool that finished, even by
- * failing, proves the worker is not stuck.
+ * Runs named {@link Tool}s and beats the heartbeat before and after each one, so that every tool
+ * call counts as progress even when the tool itself never beats. The closing beat happens whether
+ * the tool returns or throws: a tool that finished, even by failing, proves the worker is not
+ * stuck.
  *
  * <p>Immutable once built and thread-safe; tools run on the calling thread.
  */

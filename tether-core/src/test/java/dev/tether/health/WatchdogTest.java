@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tether.Heartbeat;
-import dev.tether.SettableTicker;
 import dev.tether.Ticker;
+import dev.tether.test.SettableTicker;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

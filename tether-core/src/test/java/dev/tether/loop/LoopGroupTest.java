@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.tether.LeaseExtenderConfig;
-import dev.tether.SettableTicker;
 import dev.tether.health.Watchdog;
+import dev.tether.test.SettableTicker;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

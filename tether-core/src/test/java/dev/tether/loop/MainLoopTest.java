@@ -6,11 +6,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.tether.Heartbeat;
 import dev.tether.LeaseExtenderConfig;
-import dev.tether.SettableClock;
-import dev.tether.SettableTicker;
 import dev.tether.mailbox.DeadLetterPolicy;
 import dev.tether.mailbox.InMemoryMailbox;
 import dev.tether.mailbox.Message;
+import dev.tether.test.SettableClock;
+import dev.tether.test.SettableTicker;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tether.Heartbeat;
-import dev.tether.SettableTicker;
+import dev.tether.test.SettableTicker;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,7 +21,7 @@ class ToolExecutorTest {
   }
 
   @Test
-  void beatsBeforeAndAfterEachTool() { // seed 000 "ToolExecutor Auto-Beat"
+  void beatsBeforeAndAfterEachTool() {
     List<String> order = beats;
     ToolExecutor tools =
         ToolExecutor.builder()
@@ -53,7 +53,7 @@ class ToolExecutorTest {
   }
 
   @Test
-  void aToolContextBeatRefreshesTheHeartbeat() { // seed 000 test_tool_context_beat
+  void aToolContextBeatRefreshesTheHeartbeat() {
     ticker.advance(Duration.ofMillis(100));
     ToolContext context = new ToolContext("t", WorkContext.of(heartbeat));
     context.beat();
@@ -81,7 +81,7 @@ class ToolExecutorTest {
   }
 
   @Test
-  void anInnerLoopBeatsAtEveryIteration() { // seed 000 "InnerLoop Auto-Beat"
+  void anInnerLoopBeatsAtEveryIteration() {
     Integer last = uncheck(() -> InnerLoop.run(0, WorkContext.of(heartbeat), (s, c) -> s < 4 ? s + 1 : null));
     assertThat(last).isEqualTo(4);
     assertThat(beats).hasSize(5); // iterations 0..4, the last one returning null

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.groups.Tuple.tuple;
 import static org.awaitility.Awaitility.await;
 
-import dev.tether.SettableClock;
-import dev.tether.SettableTicker;
+import dev.tether.test.SettableClock;
+import dev.tether.test.SettableTicker;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

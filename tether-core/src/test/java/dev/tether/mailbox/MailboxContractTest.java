@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
-import dev.tether.SettableClock;
+import dev.tether.test.SettableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -3,7 +3,7 @@ package dev.tether.mailbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import dev.tether.SettableClock;
+import dev.tether.test.SettableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.tether.mailbox;
 
-import dev.tether.SettableClock;
+import dev.tether.test.SettableClock;
 import java.util.Objects;
 
 /**

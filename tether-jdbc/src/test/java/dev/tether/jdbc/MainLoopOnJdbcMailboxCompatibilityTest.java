@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.tether.LeaseExtenderConfig;
-import dev.tether.SettableTicker;
 import dev.tether.loop.LoopGroup;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.MainLoopConfig;
 import dev.tether.loop.WorkContext;
 import dev.tether.mailbox.Message;
+import dev.tether.test.SettableTicker;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

@@ -2,7 +2,7 @@ package dev.tether.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.tether.SettableTicker;
+import dev.tether.test.SettableTicker;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.tether.jdbc;
 
-import dev.tether.SettableClock;
+import dev.tether.test.SettableClock;
 import java.time.Instant;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -189,9 +189,9 @@ public final class PeerComparison {
         + " max heap %d MB, java %s%n",
         items, workers, rounds, Integer.getInteger("peer.warmups", 2), Runtime.getRuntime().availableProcessors(),
         Runtime.getRuntime().maxMemory() >> 20, System.getProperty("java.version"));
-    // Warm-up rounds of every contender, full size, not reported: with one short warm-up
-    // db-scheduler's PostgreSQL drain still rose by about half over the next rounds (4.1k and 3.0k,
-    // then 4.3-4.9k items/s, 26 Nov 2026), which flattered the first rounds' ratios.
+    // Warm-up rounds of every contender, full size, not reported: after one short warm-up
+    // db-scheduler's PostgreSQL drain kept rising for two more rounds, which flattered the first
+    // rounds' ratios (docs/PERFORMANCE.md).
     int warmups = Integer.getInteger("peer.warmups", 2);
     for (Backend b : backends) {
       for (int w = 0; w < warmups; w++) {

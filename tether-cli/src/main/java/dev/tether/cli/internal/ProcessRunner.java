@@ -16,8 +16,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs one {@link CommandSpec} as a child process, proving progress by beating the work context on
- * every chunk of output it reads (seed 000's {@code podman_exec_handler}: every output chunk is a
- * beat).
+ * every chunk of output it reads: a command that prints is a command that makes progress.
  *
  * <ul>
  *   <li>The child gets a clean environment: {@code PATH}, {@code HOME}, {@code USER}, {@code
@@ -32,7 +31,8 @@ import org.slf4j.LoggerFactory;
  *   <li>Standard output and error are read in chunks on two {@code tether-output-*} threads; each
  *       chunk beats, is counted, and lands in a bounded tail.
  *   <li>With liveness {@code process}, the context is also beaten every {@code processBeatInterval}
- *       while the child is alive (the seeds' HeartbeatThread mode, for silent commands).
+ *       while the child is alive, for commands that print nothing while they work (liveness then
+ *       proves only that the process runs, not that it progresses).
  *   <li>When the lease is lost, shutdown is requested, the deadline passes, or the extra stop
  *       signal says so, the whole process tree is ended: SIGTERM to the descendants and the child,
  *       then SIGKILL to whatever is still alive after the grace period.

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.tether.SettableTicker;
 import dev.tether.health.HealthServer;
 import dev.tether.jdbc.PostgresTestSchema;
 import dev.tether.jdbc.TcpProxy;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.TetherStoreConfig;
+import dev.tether.test.SettableTicker;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
