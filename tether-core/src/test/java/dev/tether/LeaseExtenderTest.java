@@ -23,7 +23,7 @@ class LeaseExtenderTest {
   }
 
   @Test
-  void extendsOnEveryBeatWhenIntervalIsZero() { // seed 000 test_lease_extender_extends_on_beat
+  void extendsOnEveryBeatWhenIntervalIsZero() {
     LeaseExtender extender = extender(Duration.ZERO, Duration.ofSeconds(300));
     try (var attached = extender.attach(msg, heartbeat)) {
       heartbeat.beat();
@@ -36,10 +36,8 @@ class LeaseExtenderTest {
   }
 
   @Test
-  void rateLimitsExtensionsToOncePerInterval() { // seed 000 test_lease_extender_rate_limits
-    // The seed's implementation starts the interval at attach time (a message just received needs
-    // no extension); its test comment claims the first beat extends, contradicting that code.
-    // Tether follows the implementation.
+  void rateLimitsExtensionsToOncePerInterval() {
+    // The interval starts at attach time: a message just received needs no extension.
     LeaseExtender extender = extender(Duration.ofSeconds(1), Duration.ofSeconds(300));
     try (var attached = extender.attach(msg, heartbeat)) {
       heartbeat.beat();
@@ -63,7 +61,7 @@ class LeaseExtenderTest {
   }
 
   @Test
-  void disabledExtenderNeverExtends() { // seed 000 test_lease_extender_disabled
+  void disabledExtenderNeverExtends() {
     LeaseExtender extender = new LeaseExtender(LeaseExtenderConfig.disabled());
     try (var attached = extender.attach(msg, heartbeat)) {
       ticker.advance(Duration.ofHours(1));
@@ -74,7 +72,7 @@ class LeaseExtenderTest {
   }
 
   @Test
-  void otherCallbacksStillRunWhileAttached() { // seed 000 test_heartbeat_callback_chaining
+  void otherCallbacksStillRunWhileAttached() {
     List<String> calls = new ArrayList<>();
     heartbeat.addCallback(() -> calls.add("original"));
     LeaseExtender extender = extender(Duration.ZERO, Duration.ofSeconds(300));
@@ -89,7 +87,7 @@ class LeaseExtenderTest {
   }
 
   @Test
-  void stuckWorkerGetsNoExtension() { // seed 000 test_stuck_worker_lease_expires (extender half)
+  void stuckWorkerGetsNoExtension() {
     LeaseExtender extender = extender(Duration.ofMillis(100), Duration.ofSeconds(1));
     try (var attached = extender.attach(msg, heartbeat)) {
       ticker.advance(Duration.ofMillis(1500)); // no beats
@@ -114,7 +112,7 @@ class LeaseExtenderTest {
 
   @Test
   void nestedExtendersDetachExactlyTheirOwnCallbackInAnyOrder() {
-    // The seed swaps heartbeat.on_beat and restores the saved one on detach: with two extenders
+    // Swapping one on-beat hook and restoring the saved one on detach would break: with two extenders
     // detached out of order, the first restores a callback pointing at the second. Tether's
     // registrations make each detach exact.
     RecordingMessage outerMsg = new RecordingMessage();

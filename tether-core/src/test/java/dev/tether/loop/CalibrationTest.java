@@ -12,8 +12,8 @@ class CalibrationTest {
   private static final Optional<Duration> WATCHDOG_720 = Optional.of(Duration.ofSeconds(720));
   private static final Duration INTERVAL_60 = Duration.ofSeconds(60);
 
-  /** The seeds' worked example: visibility 1800, extension 300 every 60, deadline 600. */
-  private static MainLoopConfig.Builder seedDefaults() {
+  /** The worked example: visibility 1800, extension 300 every 60, deadline 600. */
+  private static MainLoopConfig.Builder workedExample() {
     return MainLoopConfig.builder()
         .visibilityTimeout(Duration.ofSeconds(1800))
         .waitTime(Duration.ofSeconds(20))
@@ -28,14 +28,14 @@ class CalibrationTest {
 
   @Test
   void theDocumentedDefaultsPass() {
-    assertThat(check(seedDefaults().build())).isEmpty();
+    assertThat(check(workedExample().build())).isEmpty();
     assertThat(check(MainLoopConfig.defaults())).as("MainLoopConfig.defaults()").isEmpty();
   }
 
   @Test
   void visibilityNotCoveringWatchdogPlusProcessingIsReportedWithValues() {
     List<Calibration.Violation> v =
-        check(seedDefaults().visibilityTimeout(Duration.ofSeconds(1320)).build());
+        check(workedExample().visibilityTimeout(Duration.ofSeconds(1320)).build());
 
     assertThat(v).hasSize(1);
     assertThat(v.get(0).rule()).isEqualTo(Calibration.VISIBILITY_COVERS_WATCHDOG);
@@ -52,7 +52,7 @@ class CalibrationTest {
   void watchdogNotCoveringWaitPlusProcessingIsReportedWithValues() {
     List<Calibration.Violation> v =
         Calibration.check(
-            List.of(new FakeLoop("worker").config(seedDefaults().build())),
+            List.of(new FakeLoop("worker").config(workedExample().build())),
             Optional.of(Duration.ofSeconds(620)),
             Duration.ofSeconds(60));
 
@@ -82,7 +82,7 @@ class CalibrationTest {
   void extenderIntervalOfHalfTheExtensionOrMoreIsReported() {
     List<Calibration.Violation> v =
         check(
-            seedDefaults()
+            workedExample()
                 .leaseExtender(
                     LeaseExtenderConfig.of(Duration.ofSeconds(150), Duration.ofSeconds(300)))
                 .build());
@@ -91,7 +91,7 @@ class CalibrationTest {
     assertThat(v.get(0).values()).contains("interval=150s").contains("extension=300s");
     assertThat(
             check(
-                seedDefaults()
+                workedExample()
                     .leaseExtender(
                         LeaseExtenderConfig.of(Duration.ofMillis(149_999), Duration.ofSeconds(300)))
                     .build()))
@@ -101,7 +101,7 @@ class CalibrationTest {
   @Test
   void extensionNotBelowVisibilityIsReported() {
     MainLoopConfig config =
-        seedDefaults()
+        workedExample()
             .visibilityTimeout(Duration.ofSeconds(1800))
             .leaseExtender(LeaseExtenderConfig.of(Duration.ofSeconds(60), Duration.ofSeconds(1800)))
             .build();
@@ -115,7 +115,7 @@ class CalibrationTest {
   @Test
   void missingDeadlineCountsAsZeroProcessingTimeAndSaysSo() {
     MainLoopConfig noDeadline =
-        seedDefaults().deadline(null).visibilityTimeout(Duration.ofSeconds(700)).build();
+        workedExample().deadline(null).visibilityTimeout(Duration.ofSeconds(700)).build();
 
     List<Calibration.Violation> v = check(noDeadline);
 
@@ -126,7 +126,7 @@ class CalibrationTest {
   @Test
   void withoutWatchdogOnlyExtenderRulesApply() {
     MainLoopConfig config =
-        seedDefaults()
+        workedExample()
             .visibilityTimeout(Duration.ofSeconds(60))
             .waitTime(Duration.ofSeconds(20))
             .leaseExtender(LeaseExtenderConfig.of(Duration.ofSeconds(10), Duration.ofSeconds(30)))
@@ -141,7 +141,7 @@ class CalibrationTest {
   @Test
   void disabledExtenderSkipsExtenderRules() {
     MainLoopConfig config =
-        seedDefaults()
+        workedExample()
             .leaseExtender(
                 new LeaseExtenderConfig(Duration.ofSeconds(200), Duration.ofSeconds(300), false))
             .visibilityTimeout(Duration.ofSeconds(1800))
@@ -153,7 +153,7 @@ class CalibrationTest {
   @Test
   void loopsWithoutConfigGetOnlyTheGroupRuleAndEveryViolationIsListed() {
     MainLoopConfig bad =
-        seedDefaults()
+        workedExample()
             .visibilityTimeout(Duration.ofSeconds(400))
             .leaseExtender(LeaseExtenderConfig.of(Duration.ofSeconds(200), Duration.ofSeconds(300)))
             .build();
@@ -185,7 +185,7 @@ class CalibrationTest {
   void aLoopWithoutADeadlineIsReportedAsNotFullyCheckedNamingTheRules() {
     Calibration.Report report = Calibration.report(
         List.of(new FakeLoop("open-ended").config(MainLoopConfig.defaults()),
-            new FakeLoop("bounded").config(seedDefaults().build())),
+            new FakeLoop("bounded").config(workedExample().build())),
         WATCHDOG_720, INTERVAL_60);
 
     assertThat(report.violations()).isEmpty();

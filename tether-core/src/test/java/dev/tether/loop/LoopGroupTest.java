@@ -400,7 +400,7 @@ class LoopGroupTest {
   }
 
   @Test
-  void seedDefaultsBuildWithoutComplaint() {
+  void defaultsBuildWithoutComplaint() {
     FakeLoop loop =
         new FakeLoop("worker")
             .config(MainLoopConfig.builder().deadline(Duration.ofSeconds(600)).build());

@@ -130,7 +130,7 @@ class MainLoopTest {
 
   @Test
   void aStuckHandlerLosesItsLeaseAndTheMessageIsRedeliveredToAnotherWorker() {
-    // seed 000 test_stuck_worker_lease_expires, end to end
+    // a stuck worker loses its lease, end to end
     requests.send("job");
     AtomicReference<Message<String, String>> takenOver = new AtomicReference<>();
 
@@ -402,7 +402,7 @@ class MainLoopTest {
 
   @Test
   void aNestedLoopsBeatsExtendTheOuterLease() {
-    // seeds 001/002 EvalLoop: the outer loop passes its heartbeat to the inner loop's execute
+    // an evaluating loop passes its heartbeat to the inner loop's execute
     InMemoryMailbox<String, String> unused =
         InMemoryMailbox.<String, String>builder("inner").clock(clock).build();
     MainLoop<String, String> inner =
