@@ -34,10 +34,13 @@ if present; then
   exit 0
 fi
 
-missing=""
-[ -x "$browser" ] || missing="$browser"
-[ -x "$driver" ] || missing="${missing:+$missing and }$driver"
-say "missing $missing"
+missing() {
+  local m=""
+  [ -x "$browser" ] || m="$browser"
+  [ -x "$driver" ] || m="${m:+$m and }$driver"
+  echo "$m"
+}
+say "missing $(missing)"
 
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
@@ -70,7 +73,7 @@ if "${apt[@]}" update </dev/null \
   if present; then
     say "installed: $("$driver" --version 2>/dev/null | head -n 1)"
   else
-    say "installed chromium and chromium-driver, but $driver or $browser is still missing;" \
+    say "installed chromium and chromium-driver, but $(missing) is still missing;" \
       "DashboardBrowserIT will fail"
   fi
 else
