@@ -186,8 +186,9 @@ public final class TestPostgres {
           + " is unset, nothing answers on " + probe + ", and an embedded PostgreSQL could not be"
           + " started (" + e + ")."
           + (root ? " This JVM runs as root: PostgreSQL's initdb refuses root, and running it in a"
-              + " user namespace ('unshare -U') did not work here. Run the tests as another user," : "")
-          + " Start a PostgreSQL server on 127.0.0.1:5432 (database test, user postgres, trust"
+              + " user namespace ('unshare -U') did not work here. Run the tests as another user,"
+              + " start" : " Start")
+          + " a PostgreSQL server on 127.0.0.1:5432 (database test, user postgres, trust"
           + " auth), or set the environment variable " + URL_ENV + " to a JDBC URL of one (for"
           + " example jdbc:postgresql://host:5432/db?user=u&password=p)", e);
     }
