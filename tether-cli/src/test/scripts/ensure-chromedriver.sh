@@ -4,8 +4,8 @@
 #
 # Usage: ensure-chromedriver.sh CHROMEDRIVER CHROMIUM [SKIP_TESTS] [SKIP_ITS]
 #   CHROMEDRIVER, CHROMIUM: the paths the test uses (Debian: /usr/bin/chromedriver, /usr/bin/chromium)
-#   SKIP_TESTS, SKIP_ITS:   Maven's skipTests and skipITs; "true" (or empty, as -DskipTests gives)
-#                           means the tests will not run, so nothing is checked or installed.
+#   SKIP_TESTS, SKIP_ITS:   Maven's skipTests and skipITs; "true" (as -DskipTests gives) means
+#                           the tests will not run, so nothing is checked or installed.
 #
 # When either is missing it installs Debian's packages chromium and chromium-driver, if it can:
 # as root (or with password-less sudo) and with apt-get. It never asks for input and gives apt-get
@@ -19,7 +19,7 @@ skip_tests="${3-}"
 skip_its="${4-}"
 say() { echo "ensure-chromedriver: $*"; }
 
-# Maven leaves an undefined ${skipTests} as written; -DskipTests alone gives "" or "true".
+# Maven passes an undefined ${skipTests} as written; -DskipTests alone gives "true".
 for s in "$skip_tests" "$skip_its"; do
   if [ "$s" = true ]; then
     say "tests skipped; nothing to check"
