@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.logging.Level;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -42,11 +43,17 @@ import org.openqa.selenium.logging.LogType;
  * no console errors, an in-flight item whose heartbeat age and lease time change, item text shown
  * as text, and requeue refused without the token and done with it. Saves {@code
  * target/dashboard.png}.
+ *
+ * <p>Chromium and chromedriver are Debian's ({@code /usr/bin/chromium}, {@code
+ * /usr/bin/chromedriver}; other paths with {@code -Dtether.chromium=...} and {@code
+ * -Dtether.chromedriver=...}). Before the integration tests, Maven runs {@code
+ * src/test/scripts/ensure-chromedriver.sh}, which installs them when missing and it can.
  */
 @Timeout(120)
 class DashboardBrowserIT {
-  private static final String CHROMEDRIVER = "/usr/bin/chromedriver";
-  private static final String CHROMIUM = "/usr/bin/chromium";
+  private static final String CHROMEDRIVER =
+      System.getProperty("tether.chromedriver", "/usr/bin/chromedriver");
+  private static final String CHROMIUM = System.getProperty("tether.chromium", "/usr/bin/chromium");
   private static final String TOKEN = "browser-test-token";
 
   @TempDir Path dir;
@@ -54,6 +61,18 @@ class DashboardBrowserIT {
   private Worker worker;
   private int port;
   private WebDriver driver;
+
+  /** Fails the class once, before any test, when Chromium or chromedriver is missing. */
+  @BeforeAll
+  static void requireChromium() {
+    if (!new File(CHROMEDRIVER).canExecute() || !new File(CHROMIUM).canExecute()) {
+      throw new AssertionError(
+          "headless Chromium and its chromedriver are needed for the dashboard test, and"
+              + " ensure-chromedriver.sh could not install them (see its lines in the build log):"
+              + " install them, on Debian as root with 'apt-get update && apt-get install -y chromium"
+              + " chromium-driver' (expected " + CHROMIUM + " and " + CHROMEDRIVER + ")");
+    }
+  }
 
   @BeforeEach
   void start() {
@@ -74,12 +93,6 @@ class DashboardBrowserIT {
   }
 
   private WebDriver chromium() throws Exception {
-    if (!new File(CHROMEDRIVER).canExecute() || !new File(CHROMIUM).canExecute()) {
-      throw new AssertionError(
-          "headless Chromium is needed for the dashboard test: install it with"
-              + " 'apt-get update && apt-get install -y chromium chromium-driver'"
-              + " (expected " + CHROMIUM + " and " + CHROMEDRIVER + ")");
-    }
     System.setProperty("webdriver.chrome.driver", CHROMEDRIVER);
     Path profile = Files.createTempDirectory(dir, "chromium-profile");
     ChromeOptions options = new ChromeOptions();

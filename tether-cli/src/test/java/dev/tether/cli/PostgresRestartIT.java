@@ -7,6 +7,7 @@ import dev.tether.jdbc.Checkpoint;
 import dev.tether.jdbc.ItemQuery;
 import dev.tether.jdbc.PostgresTestSchema;
 import dev.tether.jdbc.QueueMonitor;
+import dev.tether.jdbc.TestPostgres;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
 import dev.tether.jdbc.WorkStatus;
@@ -78,6 +79,10 @@ class PostgresRestartIT {
 
   @Test
   void workerSurvivesAPostgresRestartReadinessFailsDuringTheOutageAndNothingIsLost() throws Exception {
+    assertThat(TestPostgres.source())
+        .as("PostgresRestartIT restarts the local cluster, so the tests must use it, not a server"
+            + " embedded in the test JVM: start the cluster (127.0.0.1:5432) first")
+        .isNotEqualTo(TestPostgres.Source.EMBEDDED);
     String version = clusterVersion();
     try (PostgresTestSchema schema = new PostgresTestSchema("tether_cli_")) {
       JarRunner t = new JarRunner(dir, schema.url());

@@ -260,6 +260,10 @@ abstract class ChaosCompatibilityTest {
   void databaseRestartedMidDrainLosesNothing() throws Exception {
     Assumptions.assumeTrue(restartable() && "1".equals(System.getenv("TETHER_CHAOS_PG_RESTART")),
         "opt-in: TETHER_CHAOS_PG_RESTART=1 on PostgreSQL (restarts the shared server)");
+    assertThat(TestPostgres.source())
+        .as("this test restarts the local cluster, so the tests must use it, not a server embedded"
+            + " in the test JVM: start the cluster (127.0.0.1:5432) first")
+        .isNotEqualTo(TestPostgres.Source.EMBEDDED);
     int items = env("TETHER_CHAOS_ITEMS", 400);
     int maxWork = env("TETHER_CHAOS_MAX_WORK_MS", 100);
     Run run = drainUnderKills("restart", items, 5, 3000, 10, maxWork,

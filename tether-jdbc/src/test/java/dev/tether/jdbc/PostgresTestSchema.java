@@ -8,18 +8,12 @@ import java.util.Locale;
 import java.util.UUID;
 
 /**
- * A fresh PostgreSQL schema for one test, on the server named by the environment variable
- * {@value #PG_URL_ENV} (default {@value #DEFAULT_PG_URL}), dropped on close. An unreachable server
- * fails the test with a message saying how to provide one; it never skips. Shared with other
- * modules' tests through this module's test-jar.
+ * A fresh PostgreSQL schema for one test, on the server {@link TestPostgres} chose for this JVM
+ * ({@code TETHER_TEST_PG_URL}, else the local server on 127.0.0.1:5432, else an embedded one),
+ * dropped on close. A server that cannot be used fails the test with a message saying how to
+ * provide one; it never skips. Shared with other modules' tests through this module's test-jar.
  */
 public final class PostgresTestSchema implements AutoCloseable {
-  /** The environment variable naming the test server's JDBC URL. */
-  public static final String PG_URL_ENV = "TETHER_TEST_PG_URL";
-
-  /** The URL used when {@link #PG_URL_ENV} is unset. */
-  public static final String DEFAULT_PG_URL = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
-
   private final String baseUrl;
   private final String schema;
 
@@ -30,17 +24,12 @@ public final class PostgresTestSchema implements AutoCloseable {
    * @throws AssertionError if the server cannot be reached (with how to provide one)
    */
   public PostgresTestSchema(String prefix) {
-    String env = System.getenv(PG_URL_ENV);
-    baseUrl = env == null || env.isBlank() ? DEFAULT_PG_URL : env.strip();
+    baseUrl = TestPostgres.url();
     schema = prefix + UUID.randomUUID().toString().replace("-", "").substring(0, 16).toLowerCase(Locale.ROOT);
     try (Connection c = DriverManager.getConnection(baseUrl); Statement st = c.createStatement()) {
       st.execute("CREATE SCHEMA " + schema);
     } catch (SQLException e) {
-      throw new AssertionError(
-          "PostgreSQL is required for this test and could not be reached at " + baseUrl + " ("
-              + e.getMessage() + "). Start a PostgreSQL server, or set the environment variable "
-              + PG_URL_ENV + " to a JDBC URL of one (for example "
-              + "jdbc:postgresql://host:5432/db?user=u&password=p)", e);
+      throw new AssertionError(TestPostgres.unreachable(e), e);
     }
   }
 
@@ -77,7 +66,8 @@ public final class PostgresTestSchema implements AutoCloseable {
     try (Connection c = DriverManager.getConnection(baseUrl); Statement st = c.createStatement()) {
       st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
     } catch (SQLException e) {
-      throw new AssertionError("could not drop test schema " + schema + " at " + baseUrl, e);
+      throw new AssertionError("could not drop test schema " + schema + " at "
+          + TestPostgres.masked(baseUrl), e);
     }
   }
 }

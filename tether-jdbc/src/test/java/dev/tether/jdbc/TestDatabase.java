@@ -9,7 +9,7 @@ import java.util.stream.Stream;
 
 /**
  * A fresh, isolated database for one test: a temp SQLite file, or a new PostgreSQL schema
- * (dropped on close) on the server named by {@code TETHER_TEST_PG_URL}.
+ * (dropped on close) on the server {@link TestPostgres} chose for the tests.
  */
 abstract class TestDatabase implements AutoCloseable {
 
