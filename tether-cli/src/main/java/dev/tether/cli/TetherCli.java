@@ -2,10 +2,14 @@ package dev.tether.cli;
 
 import dev.tether.cli.internal.Durations;
 import dev.tether.cli.internal.Stores;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -84,6 +88,8 @@ public final class TetherCli implements Runnable {
     // picocli would replace an argument "@FILE" by the words of FILE, anywhere, even after "--":
     // "tether enqueue -- curl -d @body.json URL" would enqueue the file's contents instead
     cl.setExpandAtFiles(false);
+    // "tether worker --version" says the same as "tether --version"
+    cl.getSubcommands().values().forEach(c -> c.getCommandSpec().versionProvider(new Version()));
     cl.setOut(out);
     cl.setErr(err);
     cl.registerConverter(
@@ -187,12 +193,42 @@ public final class TetherCli implements Runnable {
     }
   }
 
-  /** Reports the version. */
+  /**
+   * Reports the version and the git commit of the build, from {@value #VERSION_RESOURCE} (written
+   * by Maven when the CLI is built): {@code tether 0.1.0 (commit ef25921)}, with {@code unknown}
+   * for what the build could not tell (built outside a git checkout, or not by Maven).
+   */
   static final class Version implements CommandLine.IVersionProvider {
+    /** The resource with {@code version} and {@code commit}, next to this class. */
+    static final String VERSION_RESOURCE = "version.properties";
+
     @Override
     public String[] getVersion() {
-      String v = TetherCli.class.getPackage().getImplementationVersion();
-      return new String[] {"tether " + (v == null ? "0.1.0-SNAPSHOT" : v)};
+      return new String[] {line(TetherCli.class.getResourceAsStream(VERSION_RESOURCE))};
+    }
+
+    /**
+     * Returns the version line for the properties in {@code in}.
+     *
+     * @param in the properties, or null when the resource is missing
+     * @return {@code tether VERSION (commit COMMIT)}
+     */
+    static String line(InputStream in) {
+      Properties p = new Properties();
+      if (in != null) {
+        try (in) {
+          p.load(new InputStreamReader(in, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+          p.clear(); // unreadable: say unknown rather than fail the command
+        }
+      }
+      return "tether " + value(p, "version") + " (commit " + value(p, "commit") + ")";
+    }
+
+    /** A filtered value, or "unknown" when it is missing or was left unfiltered ("${...}"). */
+    private static String value(Properties p, String key) {
+      String v = p.getProperty(key, "").strip();
+      return v.isEmpty() || v.contains("${") ? "unknown" : v;
     }
   }
 }
