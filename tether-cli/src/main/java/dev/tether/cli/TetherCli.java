@@ -16,9 +16,11 @@ import picocli.CommandLine.Command;
 /**
  * The {@code tether} command: worker node, operations CLI and live dashboard.
  *
- * <p>Exit codes: 0 ok, 1 operational failure (a store that cannot be opened, an unknown item, a
- * worker that failed), 2 usage error (unknown option, bad duration, invalid queue name, empty
- * command). Errors are one line on standard error; {@code --verbose} adds the stack trace.
+ * <p>Exit codes: 0 ok (also a worker or server stopped cleanly by SIGTERM or SIGINT), 1
+ * operational failure (a store that cannot be opened, an unknown item, a worker that failed), 2
+ * usage error (unknown option, bad duration, invalid queue name, empty command), 3 a worker
+ * stopped by a signal whose shutdown did not finish in time. Errors are one line on standard
+ * error; {@code --verbose} adds the stack trace. docs/CLI.md lists every code of every command.
  */
 @Command(
     name = "tether",
@@ -47,6 +49,9 @@ public final class TetherCli implements Runnable {
 
   /** Exit code: usage error. */
   public static final int EXIT_USAGE = 2;
+
+  /** Exit code: a worker stopped by SIGTERM or SIGINT that did not finish its shutdown in time. */
+  public static final int EXIT_STOP_TIMEOUT = 3;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
