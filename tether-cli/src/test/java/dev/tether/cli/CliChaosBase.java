@@ -115,6 +115,7 @@ abstract class CliChaosBase {
       }
       long drainMs = (System.nanoTime() - start) / 1_000_000;
       for (JarRunner.Proc p : live) {
+        JarRunner.awaitWorkerStarted(p); // a replacement may have been started just now
         JarRunner.term(p);
       }
       for (JarRunner.Proc p : live) {
