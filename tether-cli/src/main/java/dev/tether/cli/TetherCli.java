@@ -1,10 +1,12 @@
 package dev.tether.cli;
 
 import dev.tether.cli.internal.Durations;
+import dev.tether.cli.internal.MaskingOutputStream;
 import dev.tether.cli.internal.Stores;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -70,6 +72,9 @@ public final class TetherCli implements Runnable {
    * @param args the arguments
    */
   public static void main(String[] args) {
+    // every line on standard error (errors, log lines, stack traces) with any password masked;
+    // lines go out as they end (autoflush would flush, and so cut, the line at every print)
+    System.setErr(new PrintStream(new MaskingOutputStream(System.err), false, StandardCharsets.UTF_8));
     configureLogging(args);
     PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
     PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);

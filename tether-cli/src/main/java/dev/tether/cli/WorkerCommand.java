@@ -104,7 +104,7 @@ final class WorkerCommand implements Callable<Integer> {
               : new Worker.Health(host, healthPort, new Dashboard(s, token, worker, metrics).routes());
       worker.start(health, true);
       out.println("worker " + worker.workerId() + " on queue '" + queue + "' with " + concurrency
-          + " loops (store " + store.location() + ")");
+          + " loops (store " + store.display() + ")");
       worker.healthAddress().ifPresent(a -> {
         out.println("dashboard: http://" + host + ":" + a.getPort() + "/  (health: /health/live,"
             + " /health/ready; metrics: /metrics)");
