@@ -85,23 +85,19 @@ public final class TetherCli implements Runnable {
   }
 
   /**
-   * Runs the command line in-process (used by {@link #main} and by tests).
+   * Returns the command line with its parsing rules (no {@code @FILE} expansion, durations, one
+   * version for every command), for {@link #execute} and for tests that parse arguments without
+   * running them.
    *
-   * @param args the arguments
-   * @param out standard output
-   * @param err standard error
-   * @return the exit code
+   * @return a new command line
    */
-  public static int execute(String[] args, PrintWriter out, PrintWriter err) {
-    boolean verbose = Arrays.asList(args).contains("--verbose");
+  static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new TetherCli());
     // picocli would replace an argument "@FILE" by the words of FILE, anywhere, even after "--":
     // "tether enqueue -- curl -d @body.json URL" would enqueue the file's contents instead
     cl.setExpandAtFiles(false);
     // "tether worker --version" says the same as "tether --version"
     cl.getSubcommands().values().forEach(c -> c.getCommandSpec().versionProvider(new Version()));
-    cl.setOut(out);
-    cl.setErr(err);
     cl.registerConverter(
         Duration.class,
         text -> {
@@ -111,6 +107,22 @@ public final class TetherCli implements Runnable {
             throw new CommandLine.TypeConversionException(e.getMessage());
           }
         });
+    return cl;
+  }
+
+  /**
+   * Runs the command line in-process (used by {@link #main} and by tests).
+   *
+   * @param args the arguments
+   * @param out standard output
+   * @param err standard error
+   * @return the exit code
+   */
+  public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+    boolean verbose = Arrays.asList(args).contains("--verbose");
+    CommandLine cl = commandLine();
+    cl.setOut(out);
+    cl.setErr(err);
     cl.setParameterExceptionHandler(
         (ex, a) -> {
           CommandLine c = ex.getCommandLine();

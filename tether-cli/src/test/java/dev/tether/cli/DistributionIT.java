@@ -85,6 +85,8 @@ class DistributionIT {
     assertThat(home.resolve("lib/tether.jar")).isRegularFile();
     assertThat(home.resolve("docs/CLI.md")).isRegularFile();
     assertThat(home.resolve("README.md")).isRegularFile();
+    assertThat(home.resolve("deploy/systemd/tether-worker.service")).isRegularFile();
+    assertThat(home.resolve("deploy/kubernetes/tether-worker.yaml")).isRegularFile();
     Path repo = MODULE.getParent();
     assertThat(home.resolve("LICENSE")).hasSameTextualContentAs(repo.resolve("LICENSE"));
     assertThat(Files.readString(home.resolve("LICENSE")))
