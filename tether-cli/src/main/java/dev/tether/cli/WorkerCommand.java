@@ -125,6 +125,9 @@ final class WorkerCommand implements Callable<Integer> {
       Optional<String> signal = signals.signal();
       if (signal.isEmpty()) {
         worker.stop(Duration.ZERO);
+        if (jvmExiting()) {
+          return TetherCli.EXIT_OK; // the group's JVM hook stopped it (SIGHUP): the JVM sets the status
+        }
         throw new TetherCli.FailureException(
             "every loop of the worker ended without a stop request; see the errors logged above");
       }
@@ -140,6 +143,18 @@ final class WorkerCommand implements Callable<Integer> {
         return TetherCli.EXIT_STOP_TIMEOUT;
       }
       return TetherCli.EXIT_OK;
+    }
+  }
+
+  /** Whether the JVM is running its shutdown hooks (it then refuses new ones). */
+  private static boolean jvmExiting() {
+    Thread probe = new Thread(() -> {}, "tether-exit-probe");
+    try {
+      Runtime.getRuntime().addShutdownHook(probe);
+      Runtime.getRuntime().removeShutdownHook(probe);
+      return false;
+    } catch (IllegalStateException e) {
+      return true;
     }
   }
 }
