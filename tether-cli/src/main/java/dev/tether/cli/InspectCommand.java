@@ -41,7 +41,7 @@ final class InspectCommand implements Callable<Integer> {
       item = new LeaseManager(s, "tether-cli:" + ProcessHandle.current().pid()).find(id);
     }
     if (item.isEmpty()) {
-      throw new TetherCli.FailureException("no item " + id + " in " + store.location() + "; list items with 'tether ls'");
+      throw new TetherCli.FailureException("no item " + id + " in " + store.display() + "; list items with 'tether ls'");
     }
     ObjectNode o = Reports.item(item.get());
     if (json) {

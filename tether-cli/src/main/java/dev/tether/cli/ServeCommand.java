@@ -2,6 +2,7 @@ package dev.tether.cli;
 
 import dev.tether.cli.internal.Dashboard;
 import dev.tether.cli.internal.ProbedReadiness;
+import dev.tether.cli.internal.StopSignals;
 import dev.tether.health.HealthServer;
 import dev.tether.jdbc.TetherStore;
 import java.io.PrintWriter;
@@ -17,7 +18,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "serve",
     mixinStandardHelpOptions = true,
-    description = "Serve the dashboard, its JSON API and /metrics without running workers, until SIGTERM or Ctrl-C.")
+    description = "Serve the dashboard, its JSON API and /metrics without running workers, until SIGTERM or Ctrl-C (then exit 0).")
 final class ServeCommand implements Callable<Integer> {
   @Mixin StoreOptions store;
 
@@ -35,27 +36,40 @@ final class ServeCommand implements Callable<Integer> {
       throw new TetherCli.UsageException("--port must be 0..65535, was " + port);
     }
     PrintWriter out = spec.commandLine().getOut();
-    CountDownLatch stop = new CountDownLatch(1);
     CountDownLatch closed = new CountDownLatch(1);
-    try (TetherStore s = store.open(false); ProbedReadiness ready = ProbedReadiness.of(s)) {
+    // SIGTERM/SIGINT release awaitStop() below: the server stops, the store closes, exit 0
+    try (StopSignals signals = StopSignals.install();
+        TetherStore s = store.open(false);
+        ProbedReadiness ready = ProbedReadiness.of(s)) {
       String token = Dashboard.tokenFromEnvOrRandom();
       // No workers call the store here: readiness probes the database itself.
       HealthServer server = new Dashboard(s, token, null, null).start(host, port, ready);
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        server.stop();
-        stop.countDown();
-        try { // the JVM halts when the hooks return: let the store close first
+      // What the CLI does not handle itself (SIGHUP, a JVM run with -Xrs) ends the JVM through its
+      // hooks: stop the same way, and let the store close before the JVM halts.
+      Thread hook = new Thread(() -> {
+        signals.stop();
+        try {
           closed.await(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
-      }, "tether-shutdown"));
-      out.println("dashboard: http://" + host + ":" + server.address().getPort() + "/");
-      if (System.getenv("TETHER_TOKEN") == null) {
-        out.println("token for requeue/cancel: " + token);
+      }, "tether-shutdown");
+      Runtime.getRuntime().addShutdownHook(hook);
+      try {
+        out.println("dashboard: http://" + host + ":" + server.address().getPort() + "/");
+        if (System.getenv("TETHER_TOKEN") == null) {
+          out.println("token for requeue/cancel: " + token);
+        }
+        out.flush();
+        signals.awaitStop();
+      } finally {
+        server.stop();
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+          // the JVM is exiting and the hook is running: it waits for the store to close
+        }
       }
-      out.flush();
-      stop.await();
     } finally {
       closed.countDown();
     }

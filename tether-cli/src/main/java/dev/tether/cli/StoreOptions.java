@@ -1,10 +1,12 @@
 package dev.tether.cli;
 
+import dev.tether.cli.internal.StoreLocation;
 import dev.tether.cli.internal.Stores;
 import dev.tether.jdbc.TetherStore;
+import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
-/** The {@code --db} option shared by every command that touches a store. */
+/** The {@code --db} options shared by every command that touches a store. */
 public final class StoreOptions {
   /** The default store file. */
   public static final String DEFAULT_DB = "./tether.db";
@@ -14,8 +16,16 @@ public final class StoreOptions {
       paramLabel = "URL",
       description =
           "Store: a SQLite file path, jdbc:sqlite:FILE or jdbc:postgresql://HOST/DB"
-              + " (default: $TETHER_DB, else ./tether.db).")
+              + " (default: $TETHER_DB, else ./tether.db). A password in it is never printed.")
   String db;
+
+  @Option(
+      names = "--db-password-file",
+      paramLabel = "PATH",
+      description =
+          "Read the PostgreSQL password from this file (one trailing line break ignored) instead"
+              + " of the URL; without it and without a password in the URL, $PGPASSWORD is used.")
+  Path passwordFile;
 
   @Option(names = "--verbose", description = "Log more and print stack traces on errors.")
   boolean verbose;
@@ -24,16 +34,52 @@ public final class StoreOptions {
   public StoreOptions() {}
 
   /**
-   * Returns the effective store location.
+   * Returns the effective store location as given, a password in it included: print {@link
+   * #display()} instead.
    *
-   * @return {@code --db}, else {@code TETHER_DB}, else {@value #DEFAULT_DB}
+   * @return {@code --db}, else {@code TETHER_DB} (unless empty), else {@value #DEFAULT_DB}
+   * @throws TetherCli.UsageException if {@code --db} is given empty
    */
   public String location() {
-    if (db != null && !db.isBlank()) {
+    if (db != null) {
+      if (db.isBlank()) {
+        throw new TetherCli.UsageException(
+            "--db is empty: give a SQLite file path, jdbc:sqlite:FILE or"
+                + " jdbc:postgresql://HOST/DB, or leave --db out for $TETHER_DB or " + DEFAULT_DB);
+      }
       return db;
     }
     String env = System.getenv("TETHER_DB");
     return env != null && !env.isBlank() ? env : DEFAULT_DB;
+  }
+
+  /**
+   * Returns the store location with its password resolved ({@code --db-password-file}, {@code
+   * PGPASSWORD}).
+   *
+   * @return the location
+   * @throws TetherCli.UsageException if {@code --db} is empty or the password sources contradict
+   *     each other
+   * @throws Stores.BadStoreException if the password file cannot be read
+   */
+  public StoreLocation resolve() {
+    if (passwordFile != null && passwordFile.toString().isBlank()) {
+      throw new TetherCli.UsageException("--db-password-file is empty: give the path of a file");
+    }
+    try {
+      return StoreLocation.of(location(), passwordFile, System.getenv("PGPASSWORD"));
+    } catch (IllegalArgumentException e) {
+      throw new TetherCli.UsageException(e.getMessage());
+    }
+  }
+
+  /**
+   * Returns the store location with any password masked, for printing.
+   *
+   * @return the masked location
+   */
+  public String display() {
+    return StoreLocation.mask(location());
   }
 
   /**
@@ -43,6 +89,6 @@ public final class StoreOptions {
    * @return the store
    */
   public TetherStore open(boolean create) {
-    return Stores.open(location(), create);
+    return Stores.open(resolve(), create);
   }
 }

@@ -1,20 +1,28 @@
 package dev.tether.cli;
 
 import dev.tether.cli.internal.Durations;
+import dev.tether.cli.internal.MaskingOutputStream;
 import dev.tether.cli.internal.Stores;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
  * The {@code tether} command: worker node, operations CLI and live dashboard.
  *
- * <p>Exit codes: 0 ok, 1 operational failure (a store that cannot be opened, an unknown item, a
- * worker that failed), 2 usage error (unknown option, bad duration, invalid queue name, empty
- * command). Errors are one line on standard error; {@code --verbose} adds the stack trace.
+ * <p>Exit codes: 0 ok (also a worker or server stopped cleanly by SIGTERM or SIGINT), 1
+ * operational failure (a store that cannot be opened, an unknown item, a worker that failed), 2
+ * usage error (unknown option, bad duration, invalid queue name, empty command), 3 a worker
+ * stopped by a signal whose shutdown did not finish in time. Errors are one line on standard
+ * error; {@code --verbose} adds the stack trace. docs/CLI.md lists every code of every command.
  */
 @Command(
     name = "tether",
@@ -44,6 +52,9 @@ public final class TetherCli implements Runnable {
   /** Exit code: usage error. */
   public static final int EXIT_USAGE = 2;
 
+  /** Exit code: a worker stopped by SIGTERM or SIGINT that did not finish its shutdown in time. */
+  public static final int EXIT_STOP_TIMEOUT = 3;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   /** Creates the top command (picocli instantiates it). */
@@ -61,6 +72,9 @@ public final class TetherCli implements Runnable {
    * @param args the arguments
    */
   public static void main(String[] args) {
+    // every line on standard error (errors, log lines, stack traces) with any password masked;
+    // lines go out as they end (autoflush would flush, and so cut, the line at every print)
+    System.setErr(new PrintStream(new MaskingOutputStream(System.err), false, StandardCharsets.UTF_8));
     configureLogging(args);
     PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
     PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
@@ -68,6 +82,32 @@ public final class TetherCli implements Runnable {
     out.flush();
     err.flush();
     System.exit(code);
+  }
+
+  /**
+   * Returns the command line with its parsing rules (no {@code @FILE} expansion, durations, one
+   * version for every command), for {@link #execute} and for tests that parse arguments without
+   * running them.
+   *
+   * @return a new command line
+   */
+  static CommandLine commandLine() {
+    CommandLine cl = new CommandLine(new TetherCli());
+    // picocli would replace an argument "@FILE" by the words of FILE, anywhere, even after "--":
+    // "tether enqueue -- curl -d @body.json URL" would enqueue the file's contents instead
+    cl.setExpandAtFiles(false);
+    // "tether worker --version" says the same as "tether --version"
+    cl.getSubcommands().values().forEach(c -> c.getCommandSpec().versionProvider(new Version()));
+    cl.registerConverter(
+        Duration.class,
+        text -> {
+          try {
+            return Durations.parse(text);
+          } catch (IllegalArgumentException e) {
+            throw new CommandLine.TypeConversionException(e.getMessage());
+          }
+        });
+    return cl;
   }
 
   /**
@@ -80,21 +120,9 @@ public final class TetherCli implements Runnable {
    */
   public static int execute(String[] args, PrintWriter out, PrintWriter err) {
     boolean verbose = Arrays.asList(args).contains("--verbose");
-    CommandLine cl = new CommandLine(new TetherCli());
-    // picocli would replace an argument "@FILE" by the words of FILE, anywhere, even after "--":
-    // "tether enqueue -- curl -d @body.json URL" would enqueue the file's contents instead
-    cl.setExpandAtFiles(false);
+    CommandLine cl = commandLine();
     cl.setOut(out);
     cl.setErr(err);
-    cl.registerConverter(
-        Duration.class,
-        text -> {
-          try {
-            return Durations.parse(text);
-          } catch (IllegalArgumentException e) {
-            throw new CommandLine.TypeConversionException(e.getMessage());
-          }
-        });
     cl.setParameterExceptionHandler(
         (ex, a) -> {
           CommandLine c = ex.getCommandLine();
@@ -187,12 +215,42 @@ public final class TetherCli implements Runnable {
     }
   }
 
-  /** Reports the version. */
+  /**
+   * Reports the version and the git commit of the build, from {@value #VERSION_RESOURCE} (written
+   * by Maven when the CLI is built): {@code tether 0.1.0 (commit ef25921)}, with {@code unknown}
+   * for what the build could not tell (built outside a git checkout, or not by Maven).
+   */
   static final class Version implements CommandLine.IVersionProvider {
+    /** The resource with {@code version} and {@code commit}, next to this class. */
+    static final String VERSION_RESOURCE = "version.properties";
+
     @Override
     public String[] getVersion() {
-      String v = TetherCli.class.getPackage().getImplementationVersion();
-      return new String[] {"tether " + (v == null ? "0.1.0-SNAPSHOT" : v)};
+      return new String[] {line(TetherCli.class.getResourceAsStream(VERSION_RESOURCE))};
+    }
+
+    /**
+     * Returns the version line for the properties in {@code in}.
+     *
+     * @param in the properties, or null when the resource is missing
+     * @return {@code tether VERSION (commit COMMIT)}
+     */
+    static String line(InputStream in) {
+      Properties p = new Properties();
+      if (in != null) {
+        try (in) {
+          p.load(new InputStreamReader(in, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+          p.clear(); // unreadable: say unknown rather than fail the command
+        }
+      }
+      return "tether " + value(p, "version") + " (commit " + value(p, "commit") + ")";
+    }
+
+    /** A filtered value, or "unknown" when it is missing or was left unfiltered ("${...}"). */
+    private static String value(Properties p, String key) {
+      String v = p.getProperty(key, "").strip();
+      return v.isEmpty() || v.contains("${") ? "unknown" : v;
     }
   }
 }

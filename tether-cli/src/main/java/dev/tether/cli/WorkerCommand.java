@@ -1,12 +1,16 @@
 package dev.tether.cli;
 
 import dev.tether.cli.internal.Dashboard;
+import dev.tether.cli.internal.Durations;
+import dev.tether.cli.internal.StopSignals;
 import dev.tether.cli.internal.Stores;
 import dev.tether.cli.internal.Worker;
 import dev.tether.cli.internal.WorkerMetrics;
 import dev.tether.jdbc.TetherStore;
+import dev.tether.loop.MainLoop;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -22,7 +26,8 @@ import picocli.CommandLine.Option;
           + " output is a beat that extends the lease; a silent command loses its lease and is"
           + " killed and redelivered. Exit 0 completes an item; anything else fails it, with"
           + " retries per its --max-attempts.",
-      "SIGTERM or Ctrl-C kills running commands and hands their items back at once."
+      "SIGTERM or Ctrl-C kills running commands and hands their items back at once; the exit"
+          + " status is then 0, or 3 if the shutdown did not finish within --kill-grace + 5s."
     })
 final class WorkerCommand implements Callable<Integer> {
   @Mixin StoreOptions store;
@@ -66,6 +71,14 @@ final class WorkerCommand implements Callable<Integer> {
           + " (visibility > watchdog).")
   Duration watchdog;
 
+  /**
+   * The longest wait for a stopping worker, past {@code --kill-grace}: the group gives up on the
+   * loops still running at its own shutdown timeout, {@code --kill-grace} + 5 s (set by {@link
+   * Worker#start}); 2 s more bound the end of the sweep. Loops still running then make the exit
+   * status {@link TetherCli#EXIT_STOP_TIMEOUT}.
+   */
+  static final Duration SHUTDOWN_MARGIN = Duration.ofSeconds(7);
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -79,7 +92,9 @@ final class WorkerCommand implements Callable<Integer> {
         new Worker.Config(queue, concurrency, visibility, extendEvery, extension, killGrace,
             dev.tether.cli.internal.ProcessRunner.DEFAULT_TAIL_BYTES, sweepEvery, watchdog);
     Stores.checkWritable(store.location());
-    try (TetherStore s = store.open(true)) {
+    // SIGTERM/SIGINT stop the worker on this thread, which then returns the exit status; the
+    // group's own JVM hook (handleSignals) stays as the fallback for what this cannot handle
+    try (StopSignals signals = StopSignals.install(); TetherStore s = store.open(true)) {
       WorkerMetrics metrics = new WorkerMetrics();
       Worker worker = new Worker(s, config, metrics);
       String token = Dashboard.tokenFromEnvOrRandom();
@@ -87,9 +102,9 @@ final class WorkerCommand implements Callable<Integer> {
           healthPort == null
               ? null
               : new Worker.Health(host, healthPort, new Dashboard(s, token, worker, metrics).routes());
-      worker.start(health, true); // SIGTERM/SIGINT: the group hands running items back at once
+      worker.start(health, true);
       out.println("worker " + worker.workerId() + " on queue '" + queue + "' with " + concurrency
-          + " loops (store " + store.location() + ")");
+          + " loops (store " + store.display() + ")");
       worker.healthAddress().ifPresent(a -> {
         out.println("dashboard: http://" + host + ":" + a.getPort() + "/  (health: /health/live,"
             + " /health/ready; metrics: /metrics)");
@@ -98,11 +113,48 @@ final class WorkerCommand implements Callable<Integer> {
         }
       });
       out.flush();
-      while (!worker.awaitTermination(Duration.ofHours(1))) {
-        // keep serving until a signal stops the group
+      Thread watcher = new Thread(() -> {
+        while (!worker.awaitTermination(Duration.ofHours(1))) {
+          // the group runs until a signal stops it (or every loop has failed)
+        }
+        signals.stop();
+      }, "tether-worker-watch");
+      watcher.setDaemon(true);
+      watcher.start();
+      signals.awaitStop();
+      Optional<String> signal = signals.signal();
+      if (signal.isEmpty()) {
+        worker.stop(Duration.ZERO);
+        if (jvmExiting()) {
+          return TetherCli.EXIT_OK; // the group's JVM hook stopped it (SIGHUP): the JVM sets the status
+        }
+        throw new TetherCli.FailureException(
+            "every loop of the worker ended without a stop request; see the errors logged above");
       }
-      worker.stop(Duration.ZERO);
+      // the group reports itself ended even when it gave up on loops at its deadline: count them
+      long start = System.nanoTime();
+      boolean ended = worker.stop(killGrace.plus(SHUTDOWN_MARGIN));
+      long stuck = worker.loops().stream().filter(MainLoop::isRunning).count();
+      if (!ended || stuck > 0) {
+        spec.commandLine().getErr().println("tether worker: error: the worker did not finish its"
+            + " shutdown in time: " + stuck + " of " + concurrency + " loops still running "
+            + Durations.human(Duration.ofNanos(System.nanoTime() - start)) + " after SIG"
+            + signal.get() + " (see the log); their items return when their leases expire");
+        return TetherCli.EXIT_STOP_TIMEOUT;
+      }
       return TetherCli.EXIT_OK;
+    }
+  }
+
+  /** Whether the JVM is running its shutdown hooks (it then refuses new ones). */
+  private static boolean jvmExiting() {
+    Thread probe = new Thread(() -> {}, "tether-exit-probe");
+    try {
+      Runtime.getRuntime().addShutdownHook(probe);
+      Runtime.getRuntime().removeShutdownHook(probe);
+      return false;
+    } catch (IllegalStateException e) {
+      return true;
     }
   }
 }

@@ -210,6 +210,39 @@ class CliTest {
   }
 
   @Test
+  void emptyDbIsAUsageErrorAndNotTheDefaultFile() {
+    for (String empty : new String[] {"", "  "}) {
+      assertOneLineError(tether("ls", "--db", empty), 2, "--db is empty");
+      assertOneLineError(tether("enqueue", "--db", empty, "--", "true"), 2, "--db is empty");
+      assertOneLineError(tether("worker", "--db=" + empty), 2, "--db is empty");
+    }
+    assertThat(Path.of(StoreOptions.DEFAULT_DB)).as("the default store file").doesNotExist();
+  }
+
+  @Test
+  void passwordInDbIsMaskedInErrors() {
+    Run r = tether("ls", "--db", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=s3cret");
+    assertOneLineError(r, 1, "cannot open --db jdbc:postgresql://127.0.0.1:1/x?user=u&password=***:");
+    assertThat(r.err()).doesNotContain("s3cret");
+    Run info = tether("ls", "--db", "jdbc:postgresql://u:s3cret@127.0.0.1:1/x");
+    assertOneLineError(info, 1, "cannot open --db jdbc:postgresql://u:***@127.0.0.1:1/x:");
+    assertThat(info.err()).doesNotContain("s3cret");
+  }
+
+  @Test
+  void passwordFileWithAPasswordInTheUrlOrWithSqliteIsAUsageError() throws Exception {
+    Path pw = dir.resolve("pw");
+    Files.writeString(pw, "s3cret");
+    Run both = tether("ls", "--db", "jdbc:postgresql://127.0.0.1:1/x?password=0th3r-pw",
+        "--db-password-file", pw.toString());
+    assertOneLineError(both, 2, "--db-password-file gives another: keep one");
+    assertThat(both.err()).doesNotContain("0th3r-pw");
+    assertOneLineError(withDb("ls", "--db-password-file", pw.toString()), 2, "for a PostgreSQL --db");
+    assertOneLineError(tether("ls", "--db", "jdbc:postgresql://127.0.0.1:1/x", "--db-password-file",
+        dir.resolve("missing").toString()), 1, "cannot read --db-password-file");
+  }
+
+  @Test
   void unsupportedUrlIsAFailureNamingTheAcceptedForms() {
     assertOneLineError(tether("ls", "--db", "mysql://localhost/x"), 1, "unsupported --db 'mysql://localhost/x'");
   }

@@ -164,6 +164,17 @@ final class JarRunner {
     }
   }
 
+  /**
+   * Waits until a started {@code worker} has printed its first line (its signal handlers are in
+   * place from then on: SIGTERM earlier, while the JVM starts, ends it the JVM's way, 143).
+   */
+  static void awaitWorkerStarted(Proc p) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!p.out().startsWith("worker ") && p.process.isAlive() && System.nanoTime() - deadline < 0) {
+      Thread.sleep(50);
+    }
+  }
+
   /** Sends SIGTERM. */
   static void term(Proc p) {
     p.process.destroy();

@@ -56,28 +56,30 @@ public final class Stores {
   /**
    * Opens the store.
    *
-   * @param db a file path, {@code jdbc:sqlite:} URL or {@code jdbc:postgresql://} URL
+   * @param location the {@code --db} location with its password resolved
    * @param create whether a missing SQLite file may be created (false for read-only commands)
    * @return the open store
    * @throws BadStoreException if the file is missing (and may not be created), corrupt, not a
-   *     Tether store, or the database cannot be opened
+   *     Tether store, or the database cannot be opened; its message shows the location with any
+   *     password masked
    */
-  public static TetherStore open(String db, boolean create) {
+  public static TetherStore open(StoreLocation location, boolean create) {
+    String db = location.given();
     String lower = db.toLowerCase(Locale.ROOT);
     if (!lower.startsWith("jdbc:") && lower.contains("://")) {
-      throw new BadStoreException(
-          "unsupported --db '" + db + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
+      throw new BadStoreException("unsupported --db '" + location.display()
+          + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
     }
     if (!lower.startsWith("jdbc:") || lower.startsWith("jdbc:sqlite:")) {
       sqliteFile(db).ifPresent(file -> checkSqliteFile(file, create));
     } else if (!lower.startsWith("jdbc:postgresql:")) {
-      throw new BadStoreException(
-          "unsupported --db '" + db + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
+      throw new BadStoreException("unsupported --db '" + location.display()
+          + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
     }
     try {
-      return TetherStore.open(db);
+      return TetherStore.open(location.openUrl());
     } catch (RuntimeException e) {
-      throw new BadStoreException("cannot open --db " + db + ": " + oneLine(e), e);
+      throw new BadStoreException("cannot open --db " + location.display() + ": " + oneLine(e), e);
     }
   }
 
@@ -177,7 +179,8 @@ public final class Stores {
   /**
    * Returns the message of an exception as one line: its first line, with any other control
    * character (a user's argument echoed in the message may hold an escape sequence or a carriage
-   * return) shown as {@code \\uXXXX}.
+   * return) shown as {@code \\uXXXX}, and any password in a URL masked ({@link
+   * StoreLocation#mask}).
    *
    * @param e the exception
    * @return the message, or its type when it has none
@@ -198,6 +201,6 @@ public final class Stores {
         b.append(c);
       }
     }
-    return b.toString();
+    return StoreLocation.mask(b.toString());
   }
 }

@@ -1,0 +1,81 @@
+package dev.tether.cli.internal;
+
+import java.io.ByteArrayOutputStream;
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Standard error as the CLI writes it: each line passes through {@link StoreLocation#mask} before
+ * it reaches the stream, so that a database password in a URL never shows, whoever prints the
+ * line (Tether's own messages, a library's log line, a stack trace under {@code --verbose}).
+ *
+ * <p>Bytes are held until a line ends, {@link #flush()} is called or {@value #MAX_LINE} bytes are
+ * held; a line with nothing to mask is written as it came, byte for byte. A flush in the middle
+ * of a line writes what it has, so wrap it in a {@link java.io.PrintStream} without autoflush
+ * (which would flush at every {@code print}). Thread-safe.
+ */
+public final class MaskingOutputStream extends FilterOutputStream {
+  /** The most bytes held before they are written without waiting for the end of the line. */
+  static final int MAX_LINE = 64 * 1024;
+
+  private final ByteArrayOutputStream line = new ByteArrayOutputStream(256);
+
+  /**
+   * Masks what is written to {@code out}.
+   *
+   * @param out the stream written to
+   */
+  public MaskingOutputStream(OutputStream out) {
+    super(out);
+  }
+
+  @Override
+  public synchronized void write(int b) throws IOException {
+    line.write(b);
+    if (b == '\n' || line.size() >= MAX_LINE) {
+      emit();
+    }
+  }
+
+  @Override
+  public synchronized void write(byte[] b, int off, int len) throws IOException {
+    int start = off;
+    int end = off + len;
+    for (int i = off; i < end; i++) {
+      if (b[i] == '\n') {
+        line.write(b, start, i + 1 - start);
+        emit();
+        start = i + 1;
+      }
+    }
+    line.write(b, start, end - start);
+    if (line.size() >= MAX_LINE) {
+      emit();
+    }
+  }
+
+  @Override
+  public synchronized void flush() throws IOException {
+    emit();
+    out.flush();
+  }
+
+  @Override
+  public synchronized void close() throws IOException {
+    flush();
+    out.close();
+  }
+
+  private void emit() throws IOException {
+    if (line.size() == 0) {
+      return;
+    }
+    byte[] bytes = line.toByteArray();
+    line.reset();
+    String text = new String(bytes, StandardCharsets.UTF_8);
+    String masked = StoreLocation.mask(text);
+    out.write(masked.equals(text) ? bytes : masked.getBytes(StandardCharsets.UTF_8));
+  }
+}

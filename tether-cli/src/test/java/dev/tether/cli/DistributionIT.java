@@ -1,0 +1,152 @@
+package dev.tether.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The release archive {@code tether-VERSION.tar.gz}, as an operator installs it: unpacked in a
+ * temporary directory, {@code bin/tether} run with no build and no Maven, finding Java through
+ * {@code JAVA_HOME} or {@code PATH}.
+ */
+@Timeout(120)
+class DistributionIT {
+  static final Path ARCHIVE =
+      Path.of(System.getProperty("tether.dist", "target/tether-0.1.0-SNAPSHOT.tar.gz")).toAbsolutePath();
+  private static final Path MODULE = Path.of(System.getProperty("basedir", System.getProperty("user.dir")));
+  private static final String JAVA_HOME = System.getProperty("java.home");
+
+  @TempDir Path dir;
+  private Path home;
+
+  record Run(int code, String out, String err) {}
+
+  @BeforeEach
+  void unpack() throws Exception {
+    assertThat(ARCHIVE).as("the release archive (built by 'mvn package')").isRegularFile();
+    assertThat(ARCHIVE.getFileName().toString()).matches("tether-0\\.1\\.0-SNAPSHOT\\.tar\\.gz");
+    Run tar = run(List.of("tar", "-xzf", ARCHIVE.toString(), "-C", dir.toString()), Map.of());
+    assertThat(tar.code()).as("tar: %s", tar.err()).isZero();
+    home = dir.resolve("tether-0.1.0-SNAPSHOT");
+  }
+
+  /** Runs a command in {@link #dir} with {@code env} changes (a null value removes a variable). */
+  private Run run(List<String> cmd, Map<String, String> env) throws IOException, InterruptedException {
+    Path out = Files.createTempFile(dir, "out", ".txt");
+    Path err = Files.createTempFile(dir, "err", ".txt");
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
+    pb.environment().remove("TETHER_DB");
+    pb.environment().remove("TETHER_JAVA_OPTS");
+    env.forEach((k, v) -> {
+      if (v == null) {
+        pb.environment().remove(k);
+      } else {
+        pb.environment().put(k, v);
+      }
+    });
+    Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError(cmd + " did not end within 60 s");
+    }
+    return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+        Files.readString(err, StandardCharsets.UTF_8));
+  }
+
+  private Run tether(Path launcher, Map<String, String> env, String... args) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(launcher.toString());
+    cmd.addAll(List.of(args));
+    return run(cmd, env);
+  }
+
+  private Run tether(String... args) throws Exception {
+    return tether(home.resolve("bin/tether"), Map.of("JAVA_HOME", JAVA_HOME), args);
+  }
+
+  @Test
+  void archiveHoldsTheLauncherTheJarTheDocsAndTheLicence() throws Exception {
+    assertThat(home.resolve("bin/tether")).isRegularFile();
+    assertThat(Files.getPosixFilePermissions(home.resolve("bin/tether")))
+        .contains(PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.GROUP_EXECUTE,
+            PosixFilePermission.OTHERS_EXECUTE);
+    assertThat(home.resolve("lib/tether.jar")).isRegularFile();
+    assertThat(home.resolve("docs/CLI.md")).isRegularFile();
+    assertThat(home.resolve("README.md")).isRegularFile();
+    assertThat(home.resolve("deploy/systemd/tether-worker.service")).isRegularFile();
+    assertThat(home.resolve("deploy/kubernetes/tether-worker.yaml")).isRegularFile();
+    Path repo = MODULE.getParent();
+    assertThat(home.resolve("LICENSE")).hasSameTextualContentAs(repo.resolve("LICENSE"));
+    assertThat(Files.readString(home.resolve("LICENSE")))
+        .contains("Apache License", "Version 2.0, January 2004");
+    assertThat(home.resolve("NOTICE")).hasSameTextualContentAs(repo.resolve("NOTICE"));
+    assertThat(home.resolve("licenses/postgresql/META-INF/LICENSE")).isRegularFile();
+    assertThat(home.resolve("licenses/slf4j-api/META-INF/LICENSE.txt")).isRegularFile();
+  }
+
+  @Test
+  void launcherPrintsTheVersionAndTheCommitOfTheBuild() throws Exception {
+    Run v = tether("--version");
+    assertThat(v.code()).as(v.err()).isZero();
+    assertThat(v.out().strip()).matches("tether 0\\.1\\.0-SNAPSHOT \\(commit ([0-9a-f]{7,40}|unknown)\\)");
+    String head = VersionTest.headCommit(MODULE);
+    if (head != null) {
+      assertThat(head).startsWith(v.out().strip().replaceAll(".*\\(commit ([^)]*)\\)", "$1"));
+    }
+  }
+
+  @Test
+  void launcherEnqueuesAndListsOnAnSqliteFile() throws Exception {
+    String db = dir.resolve("store.db").toString();
+    Run e = tether("enqueue", "--db", db, "--", "echo", "hello from the archive");
+    assertThat(e.code()).as(e.err()).isZero();
+    assertThat(e.out().strip()).isEqualTo("1");
+    Run ls = tether("ls", "--db", db, "--json");
+    assertThat(ls.code()).as(ls.err()).isZero();
+    assertThat(ls.out()).contains("\"id\":1").contains("\"status\":\"pending\"")
+        .contains("echo 'hello from the archive'");
+  }
+
+  @Test
+  void launcherFindsJavaOnPathWithoutJavaHomeAndWorksThroughASymlink() throws Exception {
+    Path link = dir.resolve("links/tether");
+    Files.createDirectories(link.getParent());
+    Files.createSymbolicLink(link, home.resolve("bin/tether"));
+    Run v = tether(link, Map.of("JAVA_HOME", "", "PATH", JAVA_HOME + "/bin:/usr/bin:/bin"), "--version");
+    assertThat(v.code()).as(v.err()).isZero();
+    assertThat(v.out()).startsWith("tether 0.1.0-SNAPSHOT (commit ");
+  }
+
+  @Test
+  void launcherWithoutAJavaRuntimeSaysSoAndExits127() throws Exception {
+    // a PATH with the few tools the script needs, and no java
+    Path bin = dir.resolve("nojava");
+    Files.createDirectories(bin);
+    for (String tool : List.of("dirname", "readlink")) {
+      Path real = Path.of("/usr/bin", tool);
+      Files.createSymbolicLink(bin.resolve(tool), Files.exists(real) ? real : Path.of("/bin", tool));
+    }
+    Map<String, String> env = new java.util.HashMap<>();
+    env.put("JAVA_HOME", null);
+    env.put("PATH", bin.toString());
+    Run none = tether(home.resolve("bin/tether"), env, "--version");
+    assertThat(none.code()).isEqualTo(127);
+    assertThat(none.err()).contains("no Java runtime found").contains("JAVA_HOME");
+
+    Run bad = tether(home.resolve("bin/tether"), Map.of("JAVA_HOME", dir.resolve("nowhere").toString()), "--version");
+    assertThat(bad.code()).isEqualTo(127);
+    assertThat(bad.err()).contains("JAVA_HOME is '" + dir.resolve("nowhere") + "'");
+  }
+}

@@ -1,0 +1,47 @@
+package dev.tether.cli.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** Standard error with every password in a URL masked, whatever writes the line. */
+class MaskingOutputStreamTest {
+  @Test
+  void linesArriveMaskedWhateverTheyWereWrittenIn() throws Exception {
+    ByteArrayOutputStream sink = new ByteArrayOutputStream();
+    // as TetherCli.main sets it up: no autoflush, which would flush (and so cut) every print
+    PrintStream err = new PrintStream(new MaskingOutputStream(sink), false, StandardCharsets.UTF_8);
+    err.print("Opened store on jdbc:postgresql://h/db?pass");
+    err.print("word=s3cret&user=u");
+    err.println();
+    err.println("caused by: jdbc:postgresql://u:s3cret@h/db refused");
+    new IllegalStateException("cannot open jdbc:postgresql://h/db?password=s3cret").printStackTrace(err);
+    String text = sink.toString(StandardCharsets.UTF_8);
+    assertThat(text).doesNotContain("s3cret")
+        .contains("Opened store on jdbc:postgresql://h/db?password=***&user=u\n")
+        .contains("caused by: jdbc:postgresql://u:***@h/db refused\n")
+        .contains("java.lang.IllegalStateException: cannot open jdbc:postgresql://h/db?password=***\n");
+  }
+
+  @Test
+  void aLineWithNothingToMaskIsWrittenByteForByte() throws Exception {
+    ByteArrayOutputStream sink = new ByteArrayOutputStream();
+    MaskingOutputStream m = new MaskingOutputStream(sink);
+    byte[] notUtf8 = {'a', (byte) 0xff, (byte) 0xc3, 'b', '\n', 'c'};
+    m.write(notUtf8);
+    assertThat(sink.toByteArray()).containsExactly('a', (byte) 0xff, (byte) 0xc3, 'b', '\n');
+    m.flush(); // the unfinished line goes out on flush
+    assertThat(sink.toByteArray()).containsExactly(notUtf8);
+  }
+
+  @Test
+  void aVeryLongLineIsWrittenWithoutWaitingForItsEnd() throws Exception {
+    ByteArrayOutputStream sink = new ByteArrayOutputStream();
+    MaskingOutputStream m = new MaskingOutputStream(sink);
+    m.write(new byte[MaskingOutputStream.MAX_LINE + 10]);
+    assertThat(sink.size()).isEqualTo(MaskingOutputStream.MAX_LINE + 10);
+  }
+}
