@@ -1,6 +1,5 @@
 package dev.tether.jdbc;
 
-import dev.tether.jdbc.internal.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,9 +12,9 @@ import java.util.TreeMap;
 
 /**
  * The SQL of the listings and counts of {@link QueueMonitor} and of the operator actions of {@link
- * QueueAdmin} (cancel, purge). Kept apart from {@link WorkItemRepository}, which holds the
- * lease state machine. Methods run on the caller's connection inside the caller's transaction
- * (or in auto-commit for reads); stateless apart from the dialect, so thread-safe.
+ * QueueAdmin} and {@link LeaseManager} (cancel, redrive, purge). Kept apart from the lease state
+ * machine's classes. Methods run on the caller's connection inside the caller's transaction (or
+ * in auto-commit for reads); stateless apart from its collaborators, so thread-safe.
  */
 final class AdminRepository {
   private static final String ITEM_COLUMNS =
@@ -24,12 +23,14 @@ final class AdminRepository {
           + " available_at, idempotency_key, reply_to, input_data, output_data, error_message,"
           + " created_at, started_at, completed_at, updated_at";
 
-  private final Dialect d;
-  private final WorkItemRepository rows; // its row mapping, so a WorkItem is read one way
+  private final StoreEngine engine;
+  private final ItemReads rows; // its row mapping, so a WorkItem is read one way
+  private final Checkpoints checkpoints;
 
-  AdminRepository(Dialect dialect) {
-    this.d = dialect;
-    this.rows = new WorkItemRepository(dialect);
+  AdminRepository(StoreEngine engine, ItemReads rows, Checkpoints checkpoints) {
+    this.engine = engine;
+    this.rows = rows;
+    this.checkpoints = checkpoints;
   }
 
   // ---------------------------------------------------------------- reads
@@ -73,7 +74,7 @@ final class AdminRepository {
       List<WorkItem> out = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          out.add(rows.mapItem(rs, List.of()));
+          out.add(rows.map(rs, List.of()));
         }
       }
       return out;
@@ -81,7 +82,7 @@ final class AdminRepository {
   }
 
   long pendingCount(Connection c, String queue) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT " + WorkItemRepository.PENDING_COUNT)) {
+    try (PreparedStatement ps = c.prepareStatement("SELECT " + Inserts.PENDING_COUNT)) {
       ps.setString(1, queue);
       ps.setString(2, queue);
       try (ResultSet rs = ps.executeQuery()) {
@@ -119,7 +120,7 @@ final class AdminRepository {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT status, lease_holder, lease_token, delivery_count, heartbeat_at FROM work_items"
-                + " WHERE id = ?" + (d == Dialect.POSTGRES ? " FOR UPDATE" : ""))) {
+                + " WHERE id = ?" + engine.forUpdate())) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -127,9 +128,9 @@ final class AdminRepository {
         }
         status = rs.getString("status");
         holder = rs.getString("lease_holder");
-        token = Dialect.getLongOrNull(rs, "lease_token");
+        token = ItemReads.getLongOrNull(rs, "lease_token");
         deliveries = rs.getInt("delivery_count");
-        heartbeat = d.getInstant(rs, "heartbeat_at");
+        heartbeat = engine.getInstant(rs, "heartbeat_at");
       }
     }
     if (!WorkStatus.PENDING.dbValue().equals(status) && !WorkStatus.IN_PROGRESS.dbValue().equals(status)) {
@@ -141,8 +142,8 @@ final class AdminRepository {
                 + " error_message = ?, completed_at = ?, updated_at = ? WHERE id = ? AND status = ?"
                 + (token == null ? " AND lease_token IS NULL" : " AND lease_token = ?"))) {
       ps.setString(1, reason);
-      d.setInstant(ps, 2, now);
-      d.setInstant(ps, 3, now);
+      engine.setInstant(ps, 2, now);
+      engine.setInstant(ps, 3, now);
       ps.setLong(4, id);
       ps.setString(5, status);
       if (token != null) {
@@ -155,8 +156,47 @@ final class AdminRepository {
                 + status + "'; indicates a bug");
       }
     }
-    rows.insertCheckpoint(
-        c, id, Checkpoint.CANCELLED, holder, token, deliveries, heartbeat, reason, now);
+    checkpoints.insert(c, Checkpoint.CANCELLED,
+        new Checkpoints.Entry(id, holder, token, deliveries, heartbeat, reason), now);
+    return true;
+  }
+
+  /**
+   * Requeues one {@code failed} item: pending at once, its delivery count kept and its budget
+   * raised to {@code deliveryCount + additionalAttempts}, with a {@code redriven} checkpoint.
+   * Returns false (changing nothing) if the item is not failed.
+   */
+  boolean redrive(Connection c, long id, int additionalAttempts, Instant now) throws SQLException {
+    int count;
+    int max;
+    try (PreparedStatement sel = c.prepareStatement(
+        "SELECT delivery_count, max_attempts FROM work_items WHERE id = ? AND status = 'failed'")) {
+      sel.setLong(1, id);
+      try (ResultSet rs = sel.executeQuery()) {
+        if (!rs.next()) {
+          return false;
+        }
+        count = rs.getInt(1);
+        max = rs.getInt(2);
+      }
+    }
+    int newMax = count + additionalAttempts;
+    try (PreparedStatement ps = c.prepareStatement(
+        "UPDATE work_items SET status = 'pending', max_attempts = ?, lease_holder = NULL,"
+            + " lease_token = NULL, lease_expires_at = NULL, available_at = ?, scheduled = FALSE,"
+            + " completed_at = NULL, updated_at = ? WHERE id = ? AND status = 'failed' AND delivery_count = ?")) {
+      ps.setInt(1, newMax);
+      engine.setInstant(ps, 2, now);
+      engine.setInstant(ps, 3, now);
+      ps.setLong(4, id);
+      ps.setInt(5, count);
+      if (ps.executeUpdate() != 1) {
+        return false;
+      }
+    }
+    checkpoints.insert(c, Checkpoint.REDRIVEN, new Checkpoints.Entry(id, null, null, count, null,
+        "requeued by an operator after " + count + " deliveries (max attempts " + max + " -> "
+            + newMax + ", " + additionalAttempts + " more)"), now);
     return true;
   }
 
@@ -166,12 +206,12 @@ final class AdminRepository {
         c.prepareStatement(
             "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
                 + " WHERE status = 'completed' AND completed_at < ?)")) {
-      d.setInstant(ps, 1, before);
+      engine.setInstant(ps, 1, before);
       ps.executeUpdate();
     }
     try (PreparedStatement ps =
         c.prepareStatement("DELETE FROM work_items WHERE status = 'completed' AND completed_at < ?")) {
-      d.setInstant(ps, 1, before);
+      engine.setInstant(ps, 1, before);
       return ps.executeUpdate();
     }
   }

@@ -1,6 +1,5 @@
 package dev.tether.jdbc;
 
-import dev.tether.jdbc.internal.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,14 +15,14 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
- * Read-only monitoring queries over a store (the seed's monitoring SQL as API): counts by status
+ * Read-only monitoring queries over a store: counts by status
  * per queue, stale and in-flight leases, the retry distribution, and item lookup with its audit
  * trail. Thread-safe; each method runs one short read.
  */
 public final class QueueMonitor {
   private final TetherStore store;
   private final Clock clock;
-  private final WorkItemRepository repo;
+  private final StoreSql sql;
 
   /**
    * Creates a monitor using the store's clock.
@@ -43,7 +42,7 @@ public final class QueueMonitor {
   public QueueMonitor(TetherStore store, Clock clock) {
     this.store = Objects.requireNonNull(store, "store");
     this.clock = store.effectiveClock(clock);
-    this.repo = new WorkItemRepository(store.dialect());
+    this.sql = store.sql();
   }
 
   /**
@@ -89,7 +88,7 @@ public final class QueueMonitor {
   private List<LeaseInfo> leases(String queue, Duration staleAfter) {
     return store.read("listing leases", c -> {
       Instant now = store.now(c, clock);
-      Dialect d = store.dialect();
+      StoreEngine engine = store.storeEngine();
       String sql = "SELECT id, queue, lease_holder, lease_token, delivery_count, lease_acquired_at,"
           + " heartbeat_at, lease_expires_at FROM work_items WHERE status = 'in_progress'"
           + (queue != null ? " AND queue = ?" : "")
@@ -101,14 +100,14 @@ public final class QueueMonitor {
           ps.setString(i++, queue);
         }
         if (staleAfter != null) {
-          d.setInstant(ps, i, now.minus(staleAfter));
+          engine.setInstant(ps, i, now.minus(staleAfter));
         }
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            Instant hb = d.getInstant(rs, "heartbeat_at");
-            Instant exp = d.getInstant(rs, "lease_expires_at");
+            Instant hb = engine.getInstant(rs, "heartbeat_at");
+            Instant exp = engine.getInstant(rs, "lease_expires_at");
             out.add(new LeaseInfo(rs.getLong("id"), rs.getString("queue"), rs.getString("lease_holder"),
-                rs.getLong("lease_token"), rs.getInt("delivery_count"), d.getInstant(rs, "lease_acquired_at"),
+                rs.getLong("lease_token"), rs.getInt("delivery_count"), engine.getInstant(rs, "lease_acquired_at"),
                 hb, exp, hb == null ? null : Duration.between(hb, now),
                 exp == null ? null : Duration.between(now, exp)));
           }
@@ -151,7 +150,7 @@ public final class QueueMonitor {
    * @return the item, or empty if unknown
    */
   public Optional<WorkItem> item(long itemId) {
-    return store.read("reading item " + itemId, c -> repo.find(c, itemId, true));
+    return store.read("reading item " + itemId, c -> sql.reads().find(c, itemId, true));
   }
 
   /**
@@ -173,7 +172,7 @@ public final class QueueMonitor {
       ps.setInt(2, limit);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          out.add(repo.mapItem(rs, List.of()));
+          out.add(sql.reads().map(rs, List.of()));
         }
       }
     }
@@ -226,6 +225,6 @@ public final class QueueMonitor {
   }
 
   private AdminRepository admin() {
-    return new AdminRepository(store.dialect());
+    return sql.admin();
   }
 }
