@@ -188,15 +188,15 @@ final class PostgresEngine implements StoreEngine {
   }
 
   /**
-   * With group commit on, no filters and the database clock, in the group committer's next group
-   * (one statement with concurrent completions, one commit for all); else without filters as one
-   * auto-committed statement. The full acquisition runs in a transaction of its own when the request filters or
+   * With group commit on and no filters, in the group committer's next group (one statement with
+   * concurrent completions, one commit for all); else without filters as one auto-committed
+   * statement. The full acquisition runs in a transaction of its own when the request filters or
    * the queue holds expired leases or due scheduled items.
    */
   @Override
   public List<Lease> acquire(TetherStore store, String what, AcquireRequest request, String holder, Clock clock) {
     boolean unfiltered = request.workType() == null && request.taskId() == null;
-    if (unfiltered && clock == null && config.groupCommit()) {
+    if (unfiltered && config.groupCommit()) {
       return store.committer().acquire(request, holder, clock);
     }
     if (unfiltered) {
@@ -217,8 +217,7 @@ final class PostgresEngine implements StoreEngine {
    */
   @Override
   public List<TetherStoreException> commitGroup(TetherStore store, GroupCommitter.Group group) {
-    if (!group.acquisitions().isEmpty() && group.oneClockNoOutput() && group.clock() == null
-        && group.oneQueueUnfiltered()) {
+    if (!group.acquisitions().isEmpty() && group.oneClockNoOutput() && group.oneQueueUnfiltered()) {
       return commitFused(store, group);
     }
     if (group.acquisitions().isEmpty() && group.oneClockNoOutput()) {
