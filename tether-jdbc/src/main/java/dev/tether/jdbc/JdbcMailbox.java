@@ -12,7 +12,6 @@ import dev.tether.mailbox.ReceiptHandleExpiredException;
 import dev.tether.mailbox.ReplyNotAvailableException;
 import dev.tether.mailbox.SerializationException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -321,19 +320,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
   @Override
   public long purge() {
-    return call(() -> store.write("purging mailbox '" + queue + "'", c -> {
-      try (PreparedStatement ps = c.prepareStatement(
-          "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
-              + " WHERE queue = ? AND status IN ('pending', 'in_progress'))")) {
-        ps.setString(1, queue);
-        ps.executeUpdate();
-      }
-      try (PreparedStatement ps = c.prepareStatement(
-          "DELETE FROM work_items WHERE queue = ? AND status IN ('pending', 'in_progress')")) {
-        ps.setString(1, queue);
-        return (long) ps.executeUpdate();
-      }
-    }), "purge");
+    return call(() -> store.write("purging mailbox '" + queue + "'",
+        c -> sql.purges().purgeUnfinished(c, queue)), "purge");
   }
 
   /**

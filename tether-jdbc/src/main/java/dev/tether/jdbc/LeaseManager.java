@@ -7,7 +7,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -346,7 +345,7 @@ public final class LeaseManager {
     requireAttempts(additionalAttempts);
     boolean done = store.write("redriving item " + itemId,
         c -> {
-          boolean redriven = sql.admin().redrive(c, itemId, additionalAttempts, store.now(c, clock));
+          boolean redriven = sql.operatorActions().redrive(c, itemId, additionalAttempts, store.now(c, clock));
           if (redriven) {
             store.notifyItems(c);
           }
@@ -386,7 +385,7 @@ public final class LeaseManager {
       Instant now = store.now(c, clock);
       int count = 0;
       for (long id : sql.reads().failedIds(c, queue)) {
-        if (sql.admin().redrive(c, id, additionalAttempts, now)) {
+        if (sql.operatorActions().redrive(c, id, additionalAttempts, now)) {
           count++;
         }
       }

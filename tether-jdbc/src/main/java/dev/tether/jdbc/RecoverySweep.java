@@ -1,6 +1,5 @@
 package dev.tether.jdbc;
 
-import java.sql.PreparedStatement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -157,35 +156,10 @@ public final class RecoverySweep implements AutoCloseable {
   public long cleanup() {
     return store.write("cleaning up old checkpoints and finished items", c -> {
       Instant now = store.now(c, clock);
-      long deleted = 0;
-      if (config.finishedItemMaxAge() != null) {
-        Instant cutoff = now.minus(config.finishedItemMaxAge());
-        try (PreparedStatement ps = c.prepareStatement(
-            "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
-                + " WHERE status IN ('completed', 'failed') AND completed_at < ?)")) {
-          store.storeEngine().setInstant(ps, 1, cutoff);
-          deleted += ps.executeUpdate();
-        }
-        try (PreparedStatement ps = c.prepareStatement(
-            "DELETE FROM work_items WHERE status IN ('completed', 'failed') AND completed_at < ?")) {
-          store.storeEngine().setInstant(ps, 1, cutoff);
-          deleted += ps.executeUpdate();
-        }
-      }
-      if (config.checkpointMaxAge() != null) {
-        try (PreparedStatement ps =
-            c.prepareStatement("DELETE FROM work_item_checkpoints WHERE created_at < ?")) {
-          store.storeEngine().setInstant(ps, 1, now.minus(config.checkpointMaxAge()));
-          deleted += ps.executeUpdate();
-        }
-      }
-      try (PreparedStatement ps = c.prepareStatement(
-          "DELETE FROM work_item_checkpoints WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER()"
-              + " OVER (PARTITION BY item_id ORDER BY id DESC) AS rn FROM work_item_checkpoints) ranked"
-              + " WHERE rn > ?)")) {
-        ps.setInt(1, config.checkpointsPerItem());
-        deleted += ps.executeUpdate();
-      }
+      long deleted = store.sql().purges().retain(c,
+          config.finishedItemMaxAge() == null ? null : now.minus(config.finishedItemMaxAge()),
+          config.checkpointMaxAge() == null ? null : now.minus(config.checkpointMaxAge()),
+          config.checkpointsPerItem());
       if (deleted > 0) {
         LOG.info("Recovery sweep retention cleanup deleted {} rows", deleted);
       }

@@ -12,7 +12,9 @@ package dev.tether.jdbc;
  * @param batches completions and renewals of many leases
  * @param diagnosis why a conditional update matched nothing
  * @param reads whole items and dead-letter ids
- * @param admin listings, counts and operator actions
+ * @param monitor the monitor's listings and counts
+ * @param operatorActions cancel and redrive
+ * @param purges deletes of items and checkpoints
  */
 record StoreSql(
     Inserts inserts,
@@ -22,7 +24,9 @@ record StoreSql(
     LeaseBatches batches,
     LeaseDiagnosis diagnosis,
     ItemReads reads,
-    AdminRepository admin) {
+    MonitorQueries monitor,
+    OperatorActions operatorActions,
+    Purges purges) {
 
   /** Wires every piece to {@code engine}, preparing the hot statements from {@code statements}. */
   static StoreSql of(StoreEngine engine, Statements statements) {
@@ -39,6 +43,8 @@ record StoreSql(
         new LeaseBatches(engine, statements, diagnosis, leases),
         diagnosis,
         reads,
-        new AdminRepository(engine, reads, checkpoints));
+        new MonitorQueries(engine, reads),
+        new OperatorActions(engine, checkpoints),
+        new Purges(engine));
   }
 }

@@ -27,15 +27,15 @@ class SqlSourceCheckTest {
   /** Reviewed non-literal operands of SQL text, with the reason each is safe. */
   static final Map<String, String> REVIEWED = Map.of(
       "engine.skipLocked()", "StoreEngine constant (Acquisitions.candidatesSql): \" FOR UPDATE SKIP LOCKED\" on PostgreSQL, \"\" on SQLite",
-      "engine.forUpdate()", "StoreEngine constant (LeaseOperations.lockHeld, AdminRepository.cancel): \" FOR UPDATE\" on PostgreSQL, \"\" on SQLite",
+      "engine.forUpdate()", "StoreEngine constant (LeaseOperations.lockHeld, OperatorActions.cancel): \" FOR UPDATE\" on PostgreSQL, \"\" on SQLite",
       "config.busyTimeout().toMillis()", "SqliteEngine: a long from validated TetherStoreConfig (PRAGMA takes no parameters)",
-      "ITEM_COLUMNS", "AdminRepository constant: the fixed column list of work_items",
+      "ITEM_COLUMNS", "MonitorQueries constant: the fixed column list of work_items",
       "PICK_HEAD", "PostgresAcquisitions constant: the checks and the SKIP LOCKED pick shared by the one-statement acquisitions, up to its LIMIT",
       "PICK_TAIL", "PostgresAcquisitions constant: the rest of that pick (FOR UPDATE SKIP LOCKED, numbering)",
       "PENDING_COUNT", "Inserts constant: the two counts of a queue's pending items, one per partial index",
-      "Inserts.PENDING_COUNT", "the same constant, from AdminRepository",
+      "Inserts.PENDING_COUNT", "the same constant, from MonitorQueries",
       "pickLimit", "PostgresAcquisitions: an int >= 1 (the sizes of validated AcquireRequests) written as the LIMIT literal so that the generic plan knows it",
-      "String.join(L, where)", "AdminRepository: joins only the literal fragments \"queue = ?\" and \"status = ?\"");
+      "String.join(L, where)", "MonitorQueries: joins only the literal fragments \"queue = ?\" and \"status = ?\"");
 
   private static final Pattern SQL_WORD = Pattern.compile(
       "\\b(SELECT|INSERT INTO|UPDATE|DELETE FROM|WHERE|AND|ORDER BY|LIMIT|PRAGMA|FOR UPDATE|VALUES|SET)\\b");
