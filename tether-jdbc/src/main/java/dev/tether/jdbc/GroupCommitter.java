@@ -295,7 +295,7 @@ final class GroupCommitter {
       return completions;
     }
 
-    /** The acquisitions, in id order (all alike). */
+    /** The acquisitions, in the order they were queued. */
     List<Completion> acquisitions() {
       return acquisitions;
     }

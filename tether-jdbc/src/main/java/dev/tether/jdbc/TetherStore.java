@@ -92,9 +92,6 @@ public final class TetherStore implements AutoCloseable {
     this.renewals = new RenewalBatcher(this, sql.batches());
   }
 
-  /** The delivery budget and capacity of a mailbox's queue, for replies sent to it. */
-  record QueueSettings(int maxAttempts, int capacity) {}
-
   /**
    * Opens a store on a URL or SQLite file path with the default configuration.
    *
@@ -137,8 +134,10 @@ public final class TetherStore implements AutoCloseable {
         pool = new HikariDataSource(hc);
         break;
       } catch (RuntimeException e) {
+        // Retried within the busy timeout when the engine says another try may work (a new
+        // SQLite file switched to WAL by several processes at once).
         if (engine.retryOpen(e) && System.nanoTime() - busyDeadline < 0) {
-          LOG.debug("Database {} busy while opening the pool; retrying", redact(url)); // SQLite: another process switching the file to WAL
+          LOG.debug("Database {} busy while opening the pool; retrying", redact(url));
           try {
             Thread.sleep(20 + ThreadLocalRandom.current().nextInt(30));
           } catch (InterruptedException ie) {
@@ -352,6 +351,9 @@ public final class TetherStore implements AutoCloseable {
   GroupCommitter committer() {
     return committer;
   }
+
+  /** The delivery budget and capacity of a mailbox's queue, for replies sent to it. */
+  record QueueSettings(int maxAttempts, int capacity) {}
 
   /** Records the delivery budget and capacity of a mailbox's queue, for replies sent to it. */
   void registerQueue(String queue, int maxAttempts, int capacity) {
