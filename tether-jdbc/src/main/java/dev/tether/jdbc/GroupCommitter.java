@@ -6,26 +6,30 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Group commit of completions (acknowledgements): up to {@code parallelGroups} callers commit at
  * once (leaders); callers that arrive while all leaders are busy queue up, and the next leader
- * commits all queued completions in one transaction, one batched conditional UPDATE on (id, lease
- * token, status) each. Grouping is adaptive: a completion that arrives while no group is in
- * flight commits at once, alone; only completions arriving during a commit wait for the next one.
- * A caller returns only after the transaction holding its completion committed, so every
- * completion is durable when the call returns; a completion whose conditional update matched
- * nothing is refused on its own (the others of its group commit), and if the group's transaction
- * fails, every completion of the group fails with that error and none is applied.
+ * commits all queued completions together, each a conditional update on (id, lease token,
+ * status). Grouping is adaptive: a completion that arrives while no group is in flight commits at
+ * once, alone; only completions arriving during a commit wait for the next one. A caller returns
+ * only after the group holding its completion committed, so every completion is durable when the
+ * call returns; a completion whose conditional update matched nothing is refused on its own (the
+ * others of its group commit), and if the group fails, every completion of the group fails with
+ * that error and none is applied.
  *
- * <p>Acquisitions join groups too (SQLite always; PostgreSQL for unfiltered acquisitions on the
- * database clock): on PostgreSQL a group of completions without output and acquisitions from one
- * queue is one auto-committed statement, so a worker's {@code receive} shares the WAL flush of
- * concurrent acknowledgements instead of paying one of its own.
+ * <p>Acquisitions join groups too, after the group's completions, so that a worker's {@code
+ * receive} shares the commit of concurrent acknowledgements instead of paying one of its own. How
+ * a group runs is the engine's ({@link StoreEngine#commitGroup}): one write transaction, or on
+ * PostgreSQL one auto-committed statement for a group whose members have no output and one clock
+ * and whose acquisitions are from one queue without filters.
  *
  * <p>Wake-ups are targeted: each waiting caller parks its own thread; a leader unparks exactly the
  * callers whose completions it committed, and when it steps down, the caller of the oldest queued
@@ -38,15 +42,16 @@ final class GroupCommitter {
   static final int MAX_GROUP = 256;
 
   private final TetherStore store;
-  private final WorkItemRepository repo;
+  /** The SQL pieces of the groups, on the engine's statements for them ({@link StoreEngine#groupStatements}). */
+  private final StoreSql sql;
   private final ConcurrentLinkedQueue<Completion> pending = new ConcurrentLinkedQueue<>();
   private final Semaphore leaders;
   /** Groups committed as one statement with acquisitions (PostgreSQL), for tests. */
-  private final java.util.concurrent.atomic.LongAdder fusedStatements = new java.util.concurrent.atomic.LongAdder();
+  private final LongAdder fusedStatements = new LongAdder();
 
-  GroupCommitter(TetherStore store, WorkItemRepository repo, int parallelGroups) {
+  GroupCommitter(TetherStore store, StoreSql sql, int parallelGroups) {
     this.store = store;
-    this.repo = repo;
+    this.sql = sql;
     this.leaders = new Semaphore(parallelGroups);
   }
 
@@ -110,10 +115,10 @@ final class GroupCommitter {
    * committed. Returns, in order, null for each completed and the exception of each refused or
    * of the failed transaction that held it (then not applied).
    */
-  List<RuntimeException> completeAll(List<long[]> idsAndTokens, Clock clock) {
-    List<Completion> mine = new ArrayList<>(idsAndTokens.size());
-    for (long[] x : idsAndTokens) {
-      mine.add(new Completion(x[0], x[1], null, clock));
+  List<RuntimeException> completeAll(List<LeaseKey> leases, Clock clock) {
+    List<Completion> mine = new ArrayList<>(leases.size());
+    for (LeaseKey k : leases) {
+      mine.add(new Completion(k.id(), k.token(), null, clock));
     }
     await(mine);
     List<RuntimeException> out = new ArrayList<>(mine.size());
@@ -124,13 +129,10 @@ final class GroupCommitter {
   }
 
   /**
-   * Acquires for {@code holder} in the next group's transaction, after its completions (SQLite,
-   * where writes are serialized anyway, and PostgreSQL: a worker's acquisition shares the commit
-   * of concurrent acknowledgements instead of taking one of its own; on PostgreSQL a group whose
-   * members have no output, no injected clock and whose acquisitions are from one queue without
-   * filters is one statement). Blocks until committed; the leases are
-   * durable (as far as the engine's synchronous setting makes any commit durable) when this
-   * returns. A completion of the same group refused for a stale token does not affect the
+   * Acquires for {@code holder} in the next group, after its completions: a worker's acquisition
+   * shares the commit of concurrent acknowledgements instead of taking one of its own. Blocks
+   * until committed; the leases are durable (as far as the engine's synchronous setting makes any
+   * commit durable) when this returns. A completion of the same group refused for a stale token does not affect the
    * acquisition; a failed transaction fails every member, this acquisition included (nothing
    * taken).
    *
@@ -218,76 +220,38 @@ final class GroupCommitter {
    */
   private boolean commitGroup() {
     // Let callers that are runnable but not yet running (woken by the previous group) queue their
-    // next completion first: on two busy cores the woken callers otherwise only get a core after
-    // this group took what was queued, and groups stay at one or two members (measured on SQLite:
-    // 1.3 members per group without this, 7.9 with it, for 8 workers acknowledging one message at
-    // a time). Returns at once when nothing else is runnable.
+    // next completion first: on a busy machine the woken callers otherwise only get a core after
+    // this group took what was queued, and groups stay at one or two members (docs/PERFORMANCE.md,
+    // "Where the time goes"). Returns at once when nothing else is runnable.
     Thread.yield();
-    List<Completion> group = new ArrayList<>();
+    List<Completion> members = new ArrayList<>();
     Completion c;
-    while (group.size() < MAX_GROUP && (c = pending.poll()) != null) {
-      group.add(c);
+    while (members.size() < MAX_GROUP && (c = pending.poll()) != null) {
+      members.add(c);
     }
-    if (group.isEmpty()) {
+    if (members.isEmpty()) {
       return false;
     }
     // Same row order in every group: concurrent transactions never lock two rows crosswise.
-    group.sort(Comparator.comparingLong((Completion x) -> x.id));
-    List<Completion> completions = new ArrayList<>(group.size());
-    List<Completion> acquisitions = new ArrayList<>();
-    for (Completion x : group) {
-      (x.acquire == null ? completions : acquisitions).add(x);
-    }
-    // On PostgreSQL a group without outputs, at one instant, is one UPDATE: auto-commit saves the
-    // COMMIT round trip. Anything else runs in a transaction of its own.
-    boolean postgres = store.engine() == TetherStore.Engine.POSTGRESQL;
-    boolean oneStatement = postgres && acquisitions.isEmpty();
-    for (Completion x : group) {
-      oneStatement &= x.output == null && x.clock == group.get(0).clock;
-    }
-    // On PostgreSQL, acquisitions from one queue (no filters) with completions without output, all
-    // at the database clock, are one statement too: one round trip and one WAL flush for the
-    // whole group instead of a commit per acquisition beside the group's.
-    boolean fused = postgres && !acquisitions.isEmpty();
-    for (Completion x : group) {
-      fused &= x.output == null && x.clock == null;
-      if (x.acquire != null) {
-        fused &= x.acquire.workType() == null && x.acquire.taskId() == null
-            && x.acquire.queue().equals(acquisitions.get(0).acquire.queue());
-      }
-    }
-    String what = group.size() == 1
-        ? (acquisitions.isEmpty() ? "completing item " + group.get(0).id
-            : "acquiring from queue '" + group.get(0).acquire.queue() + "'")
-        : "completing " + completions.size() + " items and acquiring " + acquisitions.size() + " times";
+    members.sort(Comparator.comparingLong((Completion x) -> x.id));
+    Group group = new Group(members);
     try {
-      List<TetherStoreException> refusals = fused
-          ? commitFused(what, completions, acquisitions)
-          : oneStatement
-          ? store.writeOneStatement(what, conn -> completeAll(conn, completions))
-          : store.write(what, conn -> {
-            // Completions first: what a worker acknowledged is finished before it asks for more.
-            List<TetherStoreException> r = completions.isEmpty() ? List.of() : completeAll(conn, completions);
-            for (Completion a : acquisitions) {
-              a.leases = repo.acquire(conn, a.acquire, a.holder, store.now(conn, a.clock), null);
-            }
-            return r;
-          });
-      for (int i = 0; i < completions.size(); i++) {
-        completions.get(i).error = refusals.get(i);
+      List<TetherStoreException> refusals = store.storeEngine().commitGroup(store, group);
+      for (int i = 0; i < group.completions.size(); i++) {
+        group.completions.get(i).error = refusals.get(i);
       }
-      for (Completion x : group) {
+      for (Completion x : members) {
         x.done = true;
       }
     } catch (RuntimeException e) {
-      for (Completion x : group) {
+      for (Completion x : members) {
         x.error = e;
         x.done = true;
       }
     }
     // Committed (or failed) callers return now, while the next group forms.
     Thread me = Thread.currentThread();
-    for (Completion x : group) {
+    for (Completion x : members) {
       if (x.waiter != me) {
         LockSupport.unpark(x.waiter);
       }
@@ -296,74 +260,118 @@ final class GroupCommitter {
   }
 
   /**
-   * A PostgreSQL group of completions (no output, database clock) and acquisitions from one queue
-   * as one auto-committed statement. Sets each acquisition's leases; returns the completions'
-   * refusals. When the queue holds expired leases or due scheduled items the statement takes
-   * nothing (its completions still commit); each acquisition then runs the full acquisition
-   * (which redelivers or fails the expired items and promotes the due ones) in a transaction of
-   * its own, and only its own failure is set on it.
+   * One group as the engine commits it: its completions (in id order) and its acquisitions. The
+   * engine sets each acquisition's leases (or its own error) and returns the completions'
+   * refusals.
    */
-  private List<TetherStoreException> commitFused(
-      String what, List<Completion> completions, List<Completion> acquisitions) {
-    List<WorkItemRepository.Finish> finishes = new ArrayList<>(completions.size());
-    for (Completion x : completions) {
-      finishes.add(new WorkItemRepository.Finish(x.id, x.token, null, null));
-    }
-    List<WorkItemRepository.Take> takes = new ArrayList<>(acquisitions.size());
-    for (Completion a : acquisitions) {
-      takes.add(new WorkItemRepository.Take(a.holder, a.acquire.leaseDuration(), a.acquire.maxItems()));
-    }
-    String queue = acquisitions.get(0).acquire.queue();
-    WorkItemRepository.Fused out = store.writeOneStatement(what,
-        conn -> repo.completeAndAcquirePostgres(conn, finishes, queue, takes));
-    fusedStatements.increment();
-    for (int i = 0; i < acquisitions.size(); i++) {
-      Completion a = acquisitions.get(i);
-      if (!out.expired()) {
-        a.leases = out.leases().get(i);
-        continue;
-      }
-      try {
-        a.leases = store.write("acquiring from queue '" + queue + "'",
-            conn -> repo.acquire(conn, a.acquire, a.holder, store.now(conn, null), null));
-      } catch (RuntimeException e) {
-        a.error = e;
-      }
-    }
-    return out.refusals();
-  }
+  final class Group {
+    private final List<Completion> completions = new ArrayList<>();
+    private final List<Completion> acquisitions = new ArrayList<>();
+    private final String what;
+    private final Clock clock;
+    private final boolean oneClockNoOutput;
 
-  private List<TetherStoreException> completeAll(Connection conn, List<Completion> group)
-      throws SQLException {
-    Instant dbNow = null;
-    // Only a PostgreSQL group that is one UPDATE (no outputs, no injected clock) may leave the
-    // instant to the statement; any other group needs an instant for every completion.
-    boolean sqlClock = store.engine() == TetherStore.Engine.POSTGRESQL;
-    for (Completion x : group) {
-      sqlClock &= x.output == null && x.clock == null;
-    }
-    List<WorkItemRepository.Finish> finishes = new ArrayList<>(group.size());
-    java.util.Map<Clock, Instant> clockNow = new java.util.IdentityHashMap<>();
-    for (Completion x : group) {
-      Instant now;
-      if (x.clock != null) {
-        // one reading per clock: a group completes at one instant per clock
-        Instant read = clockNow.get(x.clock);
-        if (read == null) {
-          read = store.now(conn, x.clock);
-          clockNow.put(x.clock, read);
-        }
-        now = read;
-      } else if (sqlClock) {
-        now = null; // the statement reads the database clock itself: no extra round trip
-      } else {
-        if (dbNow == null) {
-          dbNow = store.now(conn, null);
-        }
-        now = dbNow;
+    private Group(List<Completion> members) {
+      boolean same = true;
+      for (Completion x : members) {
+        (x.acquire == null ? completions : acquisitions).add(x);
+        same &= x.output == null && x.clock == members.get(0).clock;
       }
-      finishes.add(new WorkItemRepository.Finish(x.id, x.token, x.output, now));
+      this.clock = members.get(0).clock;
+      this.oneClockNoOutput = same;
+      this.what = members.size() == 1
+          ? (acquisitions.isEmpty() ? "completing item " + members.get(0).id
+              : "acquiring from queue '" + members.get(0).acquire.queue() + "'")
+          : "completing " + completions.size() + " items and acquiring " + acquisitions.size() + " times";
     }
-    return repo.completeAll(conn, finishes);
+
+    /** What the group does, for error messages. */
+    String what() {
+      return what;
+    }
+
+    /** The completions, in id order. */
+    List<Completion> completions() {
+      return completions;
+    }
+
+    /** The acquisitions, in the order they were queued. */
+    List<Completion> acquisitions() {
+      return acquisitions;
+    }
+
+    /** The clock of the first member: with {@link #oneClockNoOutput()}, every member's. */
+    Clock clock() {
+      return clock;
+    }
+
+    /** Whether no member carries output and all share one clock (the same object, or none). */
+    boolean oneClockNoOutput() {
+      return oneClockNoOutput;
+    }
+
+    /** Whether the acquisitions are all from one queue, without filters. */
+    boolean oneQueueUnfiltered() {
+      for (Completion a : acquisitions) {
+        if (a.acquire.workType() != null || a.acquire.taskId() != null
+            || !a.acquire.queue().equals(acquisitions.get(0).acquire.queue())) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /** Counts a group committed as one statement with its acquisitions (tests). */
+    void countFused() {
+      fusedStatements.increment();
+    }
+
+    /**
+     * Runs the group in one write transaction: completions first (what a worker acknowledged is
+     * finished before it asks for more), then each acquisition in full.
+     */
+    List<TetherStoreException> commitInTransaction(TetherStore store) {
+      return store.write(what, conn -> {
+        List<TetherStoreException> r = completions.isEmpty() ? List.of() : complete(conn, store);
+        for (Completion a : acquisitions) {
+          a.leases = sql.acquisitions().acquire(conn, a.acquire, a.holder, store.now(conn, a.clock));
+        }
+        return r;
+      });
+    }
+
+    /**
+     * Completes the group's completions on {@code conn}: one instant per clock, read once; for
+     * members without a clock, the engine's statement instant when none has output (the
+     * statement may read the database clock itself), else the store's clock read once.
+     */
+    List<TetherStoreException> complete(Connection conn, TetherStore store) throws SQLException {
+      boolean statementClock = true;
+      for (Completion x : completions) {
+        statementClock &= x.output == null && x.clock == null;
+      }
+      Map<Clock, Instant> clockNow = new IdentityHashMap<>();
+      Instant unclocked = null;
+      boolean unclockedRead = false;
+      List<LeaseBatches.Finish> finishes = new ArrayList<>(completions.size());
+      for (Completion x : completions) {
+        Instant now;
+        if (x.clock != null) {
+          now = clockNow.get(x.clock);
+          if (now == null) {
+            now = store.now(conn, x.clock);
+            clockNow.put(x.clock, now);
+          }
+        } else {
+          if (!unclockedRead) {
+            unclocked = statementClock ? store.storeEngine().statementInstant(conn) : store.now(conn, null);
+            unclockedRead = true;
+          }
+          now = unclocked;
+        }
+        finishes.add(new LeaseBatches.Finish(x.id, x.token, x.output, now));
+      }
+      return sql.batches().completeAll(conn, finishes);
+    }
   }
 }

@@ -10,15 +10,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Renews one lease at a fixed interval on its own thread (seed: {@code HeartbeatThread}).
+ * Renews one lease at a fixed interval on its own thread, whether or not the handler makes
+ * progress.
  *
- * <p><b>Opt-in only.</b> A fixed-interval renewal keeps a stuck handler's lease alive forever;
- * Tether's default is proof of work ({@code Heartbeat} + {@code LeaseExtender}). Use this only for
- * handlers that cannot beat.
+ * <p><b>Opt-in; beats are the default.</b> Tether extends a lease because work happened: the
+ * handler beats a {@code Heartbeat} and a {@code LeaseExtender} renews on those beats, so a
+ * handler that hangs stops renewing, its lease expires and the item is redelivered to a healthy
+ * worker. A timer cannot tell a hung handler from a working one and keeps a stuck item leased
+ * forever. Use this only for handlers that cannot beat (one long blocking call into code you do
+ * not control), and bound those handlers some other way.
  *
- * <p>Each renewal borrows its own pooled connection from the store (never the worker's). When the
- * lease is lost — taken over ({@link LeaseConflictException}), reclaimed ({@link
- * LeaseExpiredException}) or already finalized — {@code onLeaseLost} runs at once, on the
+ * <p>Each renewal is {@link LeaseManager#renew}, the path a beat's extension takes too: with
+ * group commit on (the default) it joins the store's batch of renewals due at the same time,
+ * conditional on (item, token) like every renewal, and it borrows a pooled connection (never the
+ * worker's). When the lease is lost — taken over ({@link LeaseConflictException}), reclaimed
+ * ({@link LeaseExpiredException}) or already finalized — {@code onLeaseLost} runs at once, on the
  * heartbeat thread, and the thread ends. Other failures (database unreachable) are retried at the
  * next interval; after {@code maxFailures} consecutive failures the lease is presumed lost and
  * {@code onLeaseLost} runs. The callback runs at most once; its exceptions are logged.
@@ -29,11 +35,11 @@ import org.slf4j.LoggerFactory;
 public final class HeartbeatThread implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HeartbeatThread.class);
 
-  /** Default renewal interval (seed: 30 s). */
+  /** Default renewal interval: 30 s. */
   public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(30);
-  /** Default lease extension per renewal (seed: 300 s). */
+  /** Default lease extension per renewal: 300 s. */
   public static final Duration DEFAULT_LEASE_DURATION = Duration.ofSeconds(300);
-  /** Default consecutive failures before giving up (seed: 3). */
+  /** Default consecutive failures before the lease is presumed lost: 3. */
   public static final int DEFAULT_MAX_FAILURES = 3;
 
   private final LeaseManager leaseManager;
@@ -51,8 +57,8 @@ public final class HeartbeatThread implements AutoCloseable {
   private volatile Thread thread;
 
   /**
-   * Creates a heartbeat for one lease with the seed's defaults (30 s interval, 300 s lease, 3
-   * failures).
+   * Creates a heartbeat for one lease with the defaults ({@link #DEFAULT_INTERVAL}, {@link
+   * #DEFAULT_LEASE_DURATION}, {@link #DEFAULT_MAX_FAILURES}).
    *
    * @param leaseManager the manager that acquired the lease
    * @param lease the lease to renew

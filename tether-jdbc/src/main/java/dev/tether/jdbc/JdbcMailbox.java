@@ -12,7 +12,6 @@ import dev.tether.mailbox.ReceiptHandleExpiredException;
 import dev.tether.mailbox.ReplyNotAvailableException;
 import dev.tether.mailbox.SerializationException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -85,7 +84,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   private final Clock clock;
   private final Duration pollInterval;
   private final String holder;
-  private final WorkItemRepository repo;
+  private final StoreSql sql;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private JdbcMailbox(Builder<T, R> b) {
@@ -101,7 +100,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
         ? b.pollInterval
         : store.usesNotifications() ? DEFAULT_NOTIFIED_POLL_INTERVAL : DEFAULT_POLL_INTERVAL;
     this.holder = b.holder;
-    this.repo = new WorkItemRepository(store.dialect());
+    this.sql = store.sql();
     store.registerQueue(queue, maxDeliveries, capacity);
   }
 
@@ -172,17 +171,14 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
         .replyTo(replyTo).build();
     String what = "sending to mailbox '" + queue + "'";
     long id;
-    if (capacity == 0 && store.engine() == TetherStore.Engine.POSTGRESQL) {
-      // Unbounded: one auto-committed statement (insert, database clock and notification).
-      id = call(() -> store.writeOneStatement(what, c -> repo.insertOnePostgres(
-          c, item, clock == null ? null : store.now(c, clock), store.notificationChannel())), "send");
+    if (capacity == 0) {
+      // Unbounded: as the engine enqueues best (on PostgreSQL one auto-committed statement).
+      id = call(() -> store.enqueue(what, item, clock), "send");
     } else {
       id = call(() -> store.write(what, c -> {
         Instant now = store.now(c, clock);
-        if (capacity > 0) {
-          checkCapacity(c, queue, capacity, "mailbox");
-        }
-        long inserted = repo.insert(c, item, now);
+        checkCapacity(c, queue, capacity, "mailbox");
+        long inserted = sql.inserts().insert(c, item, now);
         store.notifyItems(c);
         return inserted;
       }), "send");
@@ -192,8 +188,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   }
 
   private void checkCapacity(Connection c, String q, int cap, String what) throws SQLException {
-    repo.lockQueue(c, q);
-    long count = repo.countUnfinished(c, q);
+    store.storeEngine().lockQueue(c, q);
+    long count = sql.inserts().countUnfinished(c, q);
     if (count >= cap) {
       throw new MailboxFullException(what + " '" + q + "' holds " + count
           + " unfinished messages, its capacity is " + cap
@@ -237,8 +233,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     AcquireRequest request = new AcquireRequest(queue, visibilityTimeout, maxMessages, null, null);
     List<Lease> leases = AcquireWait.acquire(
         store,
-        () -> call(() -> store.acquire(
-            "receiving from mailbox '" + queue + "'", repo, request, holder, clock), "receive"),
+        () -> call(() -> store.acquire("receiving from mailbox '" + queue + "'", request, holder, clock), "receive"),
         waitTime,
         pollInterval,
         closed::get);
@@ -258,7 +253,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
         LOG.warn("Dead-lettering message {} of mailbox '{}': {}", l.itemId(), queue, reason);
         try {
           store.write("dead-lettering an undecodable message", c -> {
-            repo.deadLetter(c, l.itemId(), l.token(), reason, store.now(c, clock));
+            sql.leases().deadLetter(c, l.itemId(), l.token(), reason, store.now(c, clock));
             return null;
           });
         } catch (RuntimeException again) {
@@ -287,14 +282,14 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    */
   public Map<String, MailboxException> acknowledgeAll(List<? extends Message<T, R>> messages) {
     Objects.requireNonNull(messages, "messages");
-    List<long[]> handles = new ArrayList<>(messages.size());
+    List<LeaseKey> handles = new ArrayList<>(messages.size());
     for (Message<T, R> m : messages) {
       if (!(m instanceof JdbcMailbox.JdbcMessage) || ((JdbcMessage) m).owner() != this) {
         throw new InvalidParameterException("message " + m + " was not received from mailbox '"
             + queue + "' (" + this + "); nothing was acknowledged");
       }
       JdbcMessage jm = (JdbcMessage) m;
-      handles.add(new long[] {jm.id, jm.token});
+      handles.add(new LeaseKey(jm.id, jm.token));
     }
     if (handles.isEmpty()) {
       return Map.of();
@@ -319,25 +314,14 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
   @Override
   public long approximateCount() {
-    return call(() -> store.read("counting mailbox '" + queue + "'", c -> repo.countUnfinished(c, queue)),
+    return call(() -> store.read("counting mailbox '" + queue + "'", c -> sql.inserts().countUnfinished(c, queue)),
         "approximateCount");
   }
 
   @Override
   public long purge() {
-    return call(() -> store.write("purging mailbox '" + queue + "'", c -> {
-      try (PreparedStatement ps = c.prepareStatement(
-          "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
-              + " WHERE queue = ? AND status IN ('pending', 'in_progress'))")) {
-        ps.setString(1, queue);
-        ps.executeUpdate();
-      }
-      try (PreparedStatement ps = c.prepareStatement(
-          "DELETE FROM work_items WHERE queue = ? AND status IN ('pending', 'in_progress')")) {
-        ps.setString(1, queue);
-        return (long) ps.executeUpdate();
-      }
-    }), "purge");
+    return call(() -> store.write("purging mailbox '" + queue + "'",
+        c -> sql.purges().purgeUnfinished(c, queue)), "purge");
   }
 
   /**
@@ -348,7 +332,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   public List<String> deadLetteredIds() {
     return call(() -> store.read("listing dead letters of '" + queue + "'", c -> {
       List<String> ids = new ArrayList<>();
-      for (long id : repo.failedIds(c, queue)) {
+      for (long id : sql.reads().failedIds(c, queue)) {
         ids.add(Long.toString(id));
       }
       return ids;
@@ -461,7 +445,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void acknowledge() {
       call(() -> {
-        store.complete(repo, id, token, null, clock);
+        store.complete(id, token, null, clock);
         return null;
       }, "acknowledge");
     }
@@ -470,7 +454,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     public void nack(Duration visibilityTimeout) {
       checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
       call(() -> store.write("handing back message " + id, c -> {
-        repo.nack(c, id, token, visibilityTimeout, store.now(c, clock));
+        sql.leases().nack(c, id, token, visibilityTimeout, store.now(c, clock));
         store.notifyItems(c);
         return null;
       }), "nack");
@@ -480,7 +464,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void extendVisibility(Duration timeout) {
       checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
-      call(() -> store.renew(repo, id, token, timeout, clock), "extendVisibility");
+      call(() -> store.renew(id, token, timeout, clock), "extendVisibility");
     }
 
     @Override
@@ -493,7 +477,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       byte[] bytes = encode(replyCodec, replyBody, "reply");
       call(() -> store.write("replying to message " + id, c -> {
         Instant now = store.now(c, clock);
-        repo.touchHeld(c, id, token, now);
+        sql.leases().touchHeld(c, id, token, now);
         insertReply(c, bytes, now);
         return null;
       }), "reply");
@@ -505,7 +489,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       byte[] bytes = replyTo == null ? null : encode(replyCodec, Objects.requireNonNull(replyBody, "body"), "reply");
       call(() -> store.write("replying to and acknowledging message " + id, c -> {
         Instant now = store.now(c, clock);
-        repo.complete(c, id, token, null, now);
+        sql.leases().complete(c, id, token, null, now);
         if (bytes != null) {
           insertReply(c, bytes, now);
         }
@@ -517,18 +501,19 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
 
     private void insertReply(Connection c, byte[] bytes, Instant now) throws SQLException {
-      int[] settings = store.queueSettings(replyTo).orElse(new int[] {maxDeliveries, 0});
-      if (settings[1] > 0) {
-        checkCapacity(c, replyTo, settings[1], "reply mailbox");
+      TetherStore.QueueSettings settings =
+          store.queueSettings(replyTo).orElse(new TetherStore.QueueSettings(maxDeliveries, 0));
+      if (settings.capacity() > 0) {
+        checkCapacity(c, replyTo, settings.capacity(), "reply mailbox");
       }
-      repo.insert(c, NewWorkItem.builder(replyTo).input(bytes).maxAttempts(settings[0]).build(), now);
+      sql.inserts().insert(c, NewWorkItem.builder(replyTo).input(bytes).maxAttempts(settings.maxAttempts()).build(), now);
       store.notifyItems(c);
     }
 
     @Override
     public void deadLetter(String reason) {
       call(() -> store.write("dead-lettering message " + id, c -> {
-        repo.deadLetter(c, id, token, reason, store.now(c, clock));
+        sql.leases().deadLetter(c, id, token, reason, store.now(c, clock));
         return null;
       }), "deadLetter");
     }

@@ -7,13 +7,12 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Enqueues, leases, renews and releases work items for one worker (seed: {@code LeaseManager}).
+ * Enqueues, leases, renews and releases work items for one worker.
  *
  * <p><b>Fencing.</b> Every acquisition gets a new unguessable token; {@link #renew}, {@link
  * #release} and {@link #complete} name it and are conditional updates on (id, token, state). A
@@ -38,7 +37,7 @@ public final class LeaseManager {
   private final String workerId;
   private final LeaseManagerConfig config;
   private final Clock clock;
-  private final WorkItemRepository repo;
+  private final StoreSql sql;
 
   /**
    * Creates a lease manager with the default configuration.
@@ -67,7 +66,7 @@ public final class LeaseManager {
       throw new IllegalArgumentException("workerId must not be blank");
     }
     this.clock = store.effectiveClock(config.clock());
-    this.repo = new WorkItemRepository(store.dialect());
+    this.sql = store.sql();
   }
 
   /**
@@ -100,20 +99,7 @@ public final class LeaseManager {
    */
   public long enqueue(NewWorkItem item) {
     Objects.requireNonNull(item, "item");
-    String what = "enqueueing on queue '" + item.queue() + "'";
-    long id;
-    if (store.engine() == TetherStore.Engine.POSTGRESQL && item.idempotencyKey() == null) {
-      // One auto-committed statement: the insert reads the database clock and sends the
-      // notification itself (one round trip, as atomic and durable as the transaction below).
-      id = store.writeOneStatement(what, c -> repo.insertOnePostgres(
-          c, item, clock == null ? null : store.now(c, clock), store.notificationChannel()));
-    } else {
-      id = store.write(what, c -> {
-        long inserted = repo.insert(c, item, store.now(c, clock));
-        store.notifyItems(c);
-        return inserted;
-      });
-    }
+    long id = store.enqueue("enqueueing on queue '" + item.queue() + "'", item, clock);
     store.signalItems();
     return id;
   }
@@ -132,7 +118,7 @@ public final class LeaseManager {
       for (NewWorkItem item : items) {
         Objects.requireNonNull(item, "item");
       }
-      List<Long> inserted = repo.insertAll(c, items, now);
+      List<Long> inserted = sql.inserts().insertAll(c, items, now);
       store.notifyItems(c);
       return inserted;
     });
@@ -157,9 +143,9 @@ public final class LeaseManager {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(item, "item");
     try {
-      return repo.insert(connection, item, store.now(connection, clock));
+      return sql.inserts().insert(connection, item, store.now(connection, clock));
     } catch (SQLException e) {
-      throw TetherStore.translate("enqueueing on queue '" + item.queue() + "' in the caller's transaction", e);
+      throw store.translate("enqueueing on queue '" + item.queue() + "' in the caller's transaction", e);
     }
   }
 
@@ -190,8 +176,7 @@ public final class LeaseManager {
    */
   public List<Lease> acquire(AcquireRequest request) {
     Objects.requireNonNull(request, "request");
-    return store.acquire(
-        "acquiring from queue '" + request.queue() + "'", repo, request, workerId, clock);
+    return store.acquire("acquiring from queue '" + request.queue() + "'", request, workerId, clock);
   }
 
   /**
@@ -256,7 +241,7 @@ public final class LeaseManager {
       throw new IllegalArgumentException(
           "leaseDuration must be in 0.." + AcquireRequest.MAX_LEASE + ", was " + leaseDuration);
     }
-    return store.renew(repo, itemId, token, leaseDuration, clock);
+    return store.renew(itemId, token, leaseDuration, clock);
   }
 
   /**
@@ -274,11 +259,11 @@ public final class LeaseManager {
     if (output != null) {
       NewWorkItem.checkSize(output, "output of item " + itemId);
     }
-    store.complete(repo, itemId, token, output, clock);
+    store.complete(itemId, token, output, clock);
   }
 
   /**
-   * Releases a lease (seed: {@code release_lease}): on success the item is {@code completed}
+   * Releases a lease: on success the item is {@code completed}
    * with {@code output}; on failure it is {@code pending} again after a doubling backoff while
    * deliveries remain, else {@code failed} with {@code error}. A failure leaves a {@code
    * released_failed} checkpoint.
@@ -301,7 +286,7 @@ public final class LeaseManager {
       return ReleaseOutcome.COMPLETED;
     }
     return store.write("releasing item " + itemId + " as failed",
-        c -> repo.fail(c, itemId, token, error, store.now(c, clock), config::backoff));
+        c -> sql.leases().fail(c, itemId, token, error, store.now(c, clock), config::backoff));
   }
 
   /**
@@ -323,7 +308,7 @@ public final class LeaseManager {
           "delay must be in 0.." + AcquireRequest.MAX_LEASE + ", was " + delay);
     }
     store.write("handing back item " + itemId, c -> {
-      repo.nack(c, itemId, token, delay, store.now(c, clock));
+      sql.leases().nack(c, itemId, token, delay, store.now(c, clock));
       store.notifyItems(c);
       return null;
     });
@@ -360,7 +345,7 @@ public final class LeaseManager {
     requireAttempts(additionalAttempts);
     boolean done = store.write("redriving item " + itemId,
         c -> {
-          boolean redriven = repo.redrive(c, itemId, additionalAttempts, store.now(c, clock));
+          boolean redriven = sql.operatorActions().redrive(c, itemId, additionalAttempts, store.now(c, clock));
           if (redriven) {
             store.notifyItems(c);
           }
@@ -399,8 +384,8 @@ public final class LeaseManager {
     int n = store.write("redriving the failed items of queue '" + queue + "'", c -> {
       Instant now = store.now(c, clock);
       int count = 0;
-      for (long id : repo.failedIds(c, queue)) {
-        if (repo.redrive(c, id, additionalAttempts, now)) {
+      for (long id : sql.reads().failedIds(c, queue)) {
+        if (sql.operatorActions().redrive(c, id, additionalAttempts, now)) {
           count++;
         }
       }
@@ -429,6 +414,6 @@ public final class LeaseManager {
    * @return the item, or empty if unknown
    */
   public Optional<WorkItem> find(long itemId) {
-    return store.read("reading item " + itemId, c -> repo.find(c, itemId, true));
+    return store.read("reading item " + itemId, c -> sql.reads().find(c, itemId, true));
   }
 }

@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One thread per PostgreSQL store ({@code tether-listener-N}) holding its own connection that
- * {@code LISTEN}s on {@link TetherStore#CHANNEL}; each notification (an enqueue committed by any
+ * {@code LISTEN}s on {@link PostgresEngine#CHANNEL}; each notification (an enqueue committed by any
  * process) wakes the store's waiting receivers. A lost connection is logged and reopened with
  * backoff; meanwhile receivers still poll, and after reconnecting they are woken once in case a
  * notification was missed. Losing an established connection marks the store {@linkplain
@@ -53,7 +53,7 @@ final class NotificationListener implements Runnable {
       long ticket = store.availability().begin();
       try (Connection c = store.openListenerConnection()) {
         try (Statement st = c.createStatement()) {
-          st.execute("LISTEN " + TetherStore.CHANNEL);
+          st.execute("LISTEN " + PostgresEngine.CHANNEL);
         }
         PGConnection pg = c.unwrap(PGConnection.class);
         LOG.debug("Listening for enqueue notifications on {}", description);

@@ -75,7 +75,7 @@ public final class QueueAdmin {
       throw new IllegalArgumentException("reason must not be blank: say why item " + itemId + " is cancelled");
     }
     boolean done = store.write("cancelling item " + itemId,
-        c -> new AdminRepository(store.dialect()).cancel(c, itemId, reason, store.now(c, clock)));
+        c -> store.sql().operatorActions().cancel(c, itemId, reason, store.now(c, clock)));
     if (done) {
       LOG.info("Cancelled work item {}: {}", itemId, reason);
     }
@@ -96,7 +96,7 @@ public final class QueueAdmin {
   public int purgeCompleted(Instant completedBefore) {
     Objects.requireNonNull(completedBefore, "completedBefore");
     int n = store.write("purging the items completed before " + completedBefore,
-        c -> new AdminRepository(store.dialect()).purgeCompleted(c, completedBefore));
+        c -> store.sql().purges().purgeCompleted(c, completedBefore));
     if (n > 0) {
       LOG.info("Purged {} items completed before {}", n, completedBefore);
     }
@@ -123,7 +123,7 @@ public final class QueueAdmin {
     int n = store.write("purging the items completed at least " + age + " ago", c -> {
       // completed_at <= now - age, at the stored millisecond resolution
       Instant cutoff = store.now(c, clock).minus(age).plusMillis(1);
-      return new AdminRepository(store.dialect()).purgeCompleted(c, cutoff);
+      return store.sql().purges().purgeCompleted(c, cutoff);
     });
     if (n > 0) {
       LOG.info("Purged {} items completed at least {} ago", n, age);

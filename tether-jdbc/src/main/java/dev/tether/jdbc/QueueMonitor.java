@@ -1,29 +1,21 @@
 package dev.tether.jdbc;
 
-import dev.tether.jdbc.internal.Dialect;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.SortedMap;
-import java.util.TreeMap;
 
 /**
- * Read-only monitoring queries over a store (the seed's monitoring SQL as API): counts by status
- * per queue, stale and in-flight leases, the retry distribution, and item lookup with its audit
- * trail. Thread-safe; each method runs one short read.
+ * Read-only monitoring queries over a store: counts by status per queue, stale and in-flight
+ * leases, the retry distribution, and item lookup with its audit trail. Thread-safe; each method
+ * runs one short read.
  */
 public final class QueueMonitor {
   private final TetherStore store;
   private final Clock clock;
-  private final WorkItemRepository repo;
+  private final StoreSql sql;
 
   /**
    * Creates a monitor using the store's clock.
@@ -43,7 +35,7 @@ public final class QueueMonitor {
   public QueueMonitor(TetherStore store, Clock clock) {
     this.store = Objects.requireNonNull(store, "store");
     this.clock = store.effectiveClock(clock);
-    this.repo = new WorkItemRepository(store.dialect());
+    this.sql = store.sql();
   }
 
   /**
@@ -52,17 +44,7 @@ public final class QueueMonitor {
    * @return the counts, ordered by queue then status
    */
   public List<QueueCount> countsByStatus() {
-    return store.read("counting items by status", c -> {
-      List<QueueCount> out = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT queue, status, COUNT(*) FROM work_items GROUP BY queue, status ORDER BY queue, status");
-          ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(new QueueCount(rs.getString(1), WorkStatus.fromDb(rs.getString(2)), rs.getLong(3)));
-        }
-      }
-      return out;
-    });
+    return store.read("counting items by status", sql.monitor()::countsByStatus);
   }
 
   /**
@@ -87,35 +69,7 @@ public final class QueueMonitor {
   }
 
   private List<LeaseInfo> leases(String queue, Duration staleAfter) {
-    return store.read("listing leases", c -> {
-      Instant now = store.now(c, clock);
-      Dialect d = store.dialect();
-      String sql = "SELECT id, queue, lease_holder, lease_token, delivery_count, lease_acquired_at,"
-          + " heartbeat_at, lease_expires_at FROM work_items WHERE status = 'in_progress'"
-          + (queue != null ? " AND queue = ?" : "")
-          + (staleAfter != null ? " AND heartbeat_at < ? ORDER BY heartbeat_at" : " ORDER BY lease_expires_at");
-      List<LeaseInfo> out = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        int i = 1;
-        if (queue != null) {
-          ps.setString(i++, queue);
-        }
-        if (staleAfter != null) {
-          d.setInstant(ps, i, now.minus(staleAfter));
-        }
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            Instant hb = d.getInstant(rs, "heartbeat_at");
-            Instant exp = d.getInstant(rs, "lease_expires_at");
-            out.add(new LeaseInfo(rs.getLong("id"), rs.getString("queue"), rs.getString("lease_holder"),
-                rs.getLong("lease_token"), rs.getInt("delivery_count"), d.getInstant(rs, "lease_acquired_at"),
-                hb, exp, hb == null ? null : Duration.between(hb, now),
-                exp == null ? null : Duration.between(now, exp)));
-          }
-        }
-      }
-      return out;
-    });
+    return store.read("listing leases", c -> sql.monitor().leases(c, queue, staleAfter, store.now(c, clock)));
   }
 
   /**
@@ -126,22 +80,7 @@ public final class QueueMonitor {
    * @return delivery count to number of items, ascending
    */
   public SortedMap<Integer, Long> retryDistribution(String queue) {
-    return store.read("computing the retry distribution", c -> {
-      SortedMap<Integer, Long> out = new TreeMap<>();
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT delivery_count, COUNT(*) FROM work_items WHERE status IN ('completed', 'failed')"
-              + (queue != null ? " AND queue = ?" : "") + " GROUP BY delivery_count")) {
-        if (queue != null) {
-          ps.setString(1, queue);
-        }
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            out.put(rs.getInt(1), rs.getLong(2));
-          }
-        }
-      }
-      return out;
-    });
+    return store.read("computing the retry distribution", c -> sql.monitor().retryDistribution(c, queue));
   }
 
   /**
@@ -151,7 +90,7 @@ public final class QueueMonitor {
    * @return the item, or empty if unknown
    */
   public Optional<WorkItem> item(long itemId) {
-    return store.read("reading item " + itemId, c -> repo.find(c, itemId, true));
+    return store.read("reading item " + itemId, c -> sql.reads().find(c, itemId, true));
   }
 
   /**
@@ -162,22 +101,7 @@ public final class QueueMonitor {
    * @return the items
    */
   public List<WorkItem> failedItems(String queue, int limit) {
-    return store.read("listing failed items", c -> list(c, queue, limit));
-  }
-
-  private List<WorkItem> list(Connection c, String queue, int limit) throws SQLException {
-    List<WorkItem> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT * FROM work_items WHERE queue = ? AND status = 'failed' ORDER BY completed_at, id LIMIT ?")) {
-      ps.setString(1, queue);
-      ps.setInt(2, limit);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(repo.mapItem(rs, List.of()));
-        }
-      }
-    }
-    return out;
+    return store.read("listing failed items", c -> sql.monitor().failed(c, queue, limit));
   }
 
   /**
@@ -193,7 +117,7 @@ public final class QueueMonitor {
    */
   public List<WorkItem> items(ItemQuery query) {
     Objects.requireNonNull(query, "query");
-    return store.read("listing items (" + query + ")", c -> admin().items(c, query));
+    return store.read("listing items (" + query + ")", c -> sql.monitor().items(c, query));
   }
 
   /**
@@ -208,7 +132,7 @@ public final class QueueMonitor {
    */
   public long pendingCount(String queue) {
     Objects.requireNonNull(queue, "queue");
-    return store.read("counting the pending items of queue '" + queue + "'", c -> admin().pendingCount(c, queue));
+    return store.read("counting the pending items of queue '" + queue + "'", c -> sql.monitor().pendingCount(c, queue));
   }
 
   /**
@@ -222,10 +146,7 @@ public final class QueueMonitor {
    * @throws TetherStoreException on another database error
    */
   public SortedMap<String, Long> countsByCheckpointKind() {
-    return store.read("counting checkpoints by kind", admin()::checkpointCounts);
+    return store.read("counting checkpoints by kind", sql.monitor()::checkpointCounts);
   }
 
-  private AdminRepository admin() {
-    return new AdminRepository(store.dialect());
-  }
 }

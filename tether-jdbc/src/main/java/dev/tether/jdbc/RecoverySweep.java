@@ -1,6 +1,5 @@
 package dev.tether.jdbc;
 
-import java.sql.PreparedStatement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,8 +13,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Turns expired leases into retries, or into failures past the item's {@code maxAttempts}, with
- * one {@code lease_expired} checkpoint per expiry (seed: {@code RecoverySweep}); cleans up old
- * checkpoints and finished items.
+ * one {@code lease_expired} checkpoint per expiry; cleans up old checkpoints and finished items.
  *
  * <p>The sweep is not needed for correctness — acquirers take expired items themselves — it keeps
  * queues that nobody polls tidy and the audit trail prompt. Each pass reads expired leases without
@@ -34,7 +32,7 @@ public final class RecoverySweep implements AutoCloseable {
   private final TetherStore store;
   private final RecoverySweepConfig config;
   private final Clock clock;
-  private final WorkItemRepository repo;
+  private final ExpiredLeases expiredLeases;
   private final AtomicReference<SweepStatistics> stats =
       new AtomicReference<>(new SweepStatistics(false, 0, 0, 0, 0, 0, 0, null));
   private final ReentrantLock lifecycle = new ReentrantLock();
@@ -65,7 +63,7 @@ public final class RecoverySweep implements AutoCloseable {
     this.store = Objects.requireNonNull(store, "store");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = store.effectiveClock(config.clock());
-    this.repo = new WorkItemRepository(store.dialect());
+    this.expiredLeases = store.sql().expiredLeases();
   }
 
   /** Test hook: runs between the read of expired leases and their conditional reclaim. */
@@ -88,10 +86,10 @@ public final class RecoverySweep implements AutoCloseable {
       int checkpoints = 0;
       int errors = 0;
       while (true) {
-        List<WorkItemRepository.Expired> expired;
+        List<ExpiredLeases.Expired> expired;
         try {
           expired = store.read("scanning for expired leases", c ->
-              repo.findExpired(c, null, store.now(c, clock), config.batchSize(), false, false));
+              expiredLeases.findExpired(c, null, store.now(c, clock), config.batchSize(), false));
         } catch (RuntimeException e) {
           LOG.warn("Recovery sweep could not scan for expired leases; will retry next pass", e);
           errors++;
@@ -102,10 +100,10 @@ public final class RecoverySweep implements AutoCloseable {
         }
         afterReadHook.run();
         found += expired.size();
-        WorkItemRepository.ReclaimResult r;
+        ExpiredLeases.ReclaimResult r;
         try {
           r = store.write("reclaiming " + expired.size() + " expired leases",
-              c -> repo.reclaim(c, expired, store.now(c, clock)));
+              c -> expiredLeases.reclaim(c, expired, store.now(c, clock)));
         } catch (RuntimeException e) {
           LOG.warn("Recovery sweep could not reclaim {} expired leases; will retry next pass",
               expired.size(), e);
@@ -158,35 +156,10 @@ public final class RecoverySweep implements AutoCloseable {
   public long cleanup() {
     return store.write("cleaning up old checkpoints and finished items", c -> {
       Instant now = store.now(c, clock);
-      long deleted = 0;
-      if (config.finishedItemMaxAge() != null) {
-        Instant cutoff = now.minus(config.finishedItemMaxAge());
-        try (PreparedStatement ps = c.prepareStatement(
-            "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
-                + " WHERE status IN ('completed', 'failed') AND completed_at < ?)")) {
-          store.dialect().setInstant(ps, 1, cutoff);
-          deleted += ps.executeUpdate();
-        }
-        try (PreparedStatement ps = c.prepareStatement(
-            "DELETE FROM work_items WHERE status IN ('completed', 'failed') AND completed_at < ?")) {
-          store.dialect().setInstant(ps, 1, cutoff);
-          deleted += ps.executeUpdate();
-        }
-      }
-      if (config.checkpointMaxAge() != null) {
-        try (PreparedStatement ps =
-            c.prepareStatement("DELETE FROM work_item_checkpoints WHERE created_at < ?")) {
-          store.dialect().setInstant(ps, 1, now.minus(config.checkpointMaxAge()));
-          deleted += ps.executeUpdate();
-        }
-      }
-      try (PreparedStatement ps = c.prepareStatement(
-          "DELETE FROM work_item_checkpoints WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER()"
-              + " OVER (PARTITION BY item_id ORDER BY id DESC) AS rn FROM work_item_checkpoints) ranked"
-              + " WHERE rn > ?)")) {
-        ps.setInt(1, config.checkpointsPerItem());
-        deleted += ps.executeUpdate();
-      }
+      long deleted = store.sql().purges().retain(c,
+          config.finishedItemMaxAge() == null ? null : now.minus(config.finishedItemMaxAge()),
+          config.checkpointMaxAge() == null ? null : now.minus(config.checkpointMaxAge()),
+          config.checkpointsPerItem());
       if (deleted > 0) {
         LOG.info("Recovery sweep retention cleanup deleted {} rows", deleted);
       }

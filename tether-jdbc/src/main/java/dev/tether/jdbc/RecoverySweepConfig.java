@@ -9,11 +9,11 @@ import java.util.Objects;
  * validates its value at once.
  */
 public final class RecoverySweepConfig {
-  /** Default pause between background passes (seed: 60 s). */
+  /** Default pause between background passes: 60 s. */
   public static final Duration DEFAULT_SCAN_INTERVAL = Duration.ofSeconds(60);
   /** Default number of expired leases reclaimed per transaction. */
   public static final int DEFAULT_BATCH_SIZE = 500;
-  /** Default number of checkpoints kept per item (seed: 100). */
+  /** Default number of checkpoints kept per item: 100. */
   public static final int DEFAULT_CHECKPOINTS_PER_ITEM = 100;
   /** Default pause between retention cleanups. */
   public static final Duration DEFAULT_CLEANUP_INTERVAL = Duration.ofHours(1);

@@ -1,6 +1,5 @@
 package dev.tether.jdbc;
 
-import dev.tether.jdbc.internal.SqlWork;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -12,12 +11,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Batches lease renewals: renewals that are due together share one transaction and, on
- * PostgreSQL, one statement. One batch commits at a time and batches start at most every
- * {@link #MIN_GAP} apart, so a steady stream of renewals (say 1,000 leases extended once a
- * second) costs at most {@code 1 s / MIN_GAP} transactions per second whatever the number of
- * leases; an isolated renewal waits for nothing. Each renewal is conditional on (id, token,
- * status) and refused on its own; a caller returns after its renewal committed, with its new
- * expiry.
+ * PostgreSQL, one statement ({@link StoreEngine#writeRenewals}). One batch commits at a time and
+ * batches start at most every {@link #MIN_GAP} apart, so a steady stream of renewals (many leases
+ * extended once a second) costs at most {@code 1 s / MIN_GAP} transactions per second whatever the
+ * number of leases; an isolated renewal waits for nothing. Each renewal is conditional on (id,
+ * token, status) and refused on its own; a caller returns after its renewal committed, with its
+ * new expiry. Every renewal of a store with group commit on comes here: a {@code LeaseExtender}'s
+ * on beats and {@link HeartbeatThread}'s on its timer alike.
  *
  * <p>No thread of its own: the leader is one of the callers. Thread-safe.
  */
@@ -30,14 +30,14 @@ final class RenewalBatcher {
   static final int MAX_BATCH = 1000;
 
   private final TetherStore store;
-  private final WorkItemRepository repo;
+  private final LeaseBatches batches;
   private final ConcurrentLinkedQueue<Op> pending = new ConcurrentLinkedQueue<>();
   private final Semaphore leader = new Semaphore(1);
   private long lastStart = System.nanoTime() - MIN_GAP.toNanos(); // guarded by leader
 
-  RenewalBatcher(TetherStore store, WorkItemRepository repo) {
+  RenewalBatcher(TetherStore store, LeaseBatches batches) {
     this.store = store;
-    this.repo = repo;
+    this.batches = batches;
   }
 
   /** One renewal waiting for its batch; {@code result} and {@code error} are written before {@code done}. */
@@ -135,37 +135,30 @@ final class RenewalBatcher {
     try {
       String what = batch.size() == 1 ? "renewing the lease of item " + batch.get(0).id
           : "renewing " + batch.size() + " leases";
-      SqlWork<List<Object>> work = c -> {
-            List<WorkItemRepository.Renewal> rs = new ArrayList<>(batch.size());
-            boolean sqlClock = store.engine() == TetherStore.Engine.POSTGRESQL;
-            Instant localNow = null;
-            for (Op x : batch) {
-              Instant now;
-              if (x.clock != null) {
-                now = store.now(c, x.clock);
-              } else if (sqlClock) {
-                now = null; // the statement reads the database clock
-              } else {
-                if (localNow == null) {
-                  localNow = store.now(c, null);
-                }
-                now = localNow;
-              }
-              rs.add(new WorkItemRepository.Renewal(x.id, x.token, x.duration, now));
+      SqlWork<List<LeaseBatches.Renewed>> work = c -> {
+        List<LeaseBatches.Renewal> renewals = new ArrayList<>(batch.size());
+        Instant unclocked = null;
+        boolean unclockedRead = false;
+        for (Op x : batch) {
+          Instant now;
+          if (x.clock != null) {
+            now = store.now(c, x.clock);
+          } else {
+            if (!unclockedRead) {
+              unclocked = store.storeEngine().statementInstant(c); // null: the statement reads the clock
+              unclockedRead = true;
             }
-            return repo.renewAll(c, rs);
-          };
-      // On PostgreSQL the batch is one UPDATE: auto-commit saves the COMMIT round trip.
-      List<Object> outcomes = store.engine() == TetherStore.Engine.POSTGRESQL
-          ? store.writeOneStatement(what, work)
-          : store.write(what, work);
-      for (int i = 0; i < batch.size(); i++) {
-        Object r = outcomes.get(i);
-        if (r instanceof Instant) {
-          batch.get(i).result = (Instant) r;
-        } else {
-          batch.get(i).error = (RuntimeException) r;
+            now = unclocked;
+          }
+          renewals.add(new LeaseBatches.Renewal(x.id, x.token, x.duration, now));
         }
+        return batches.renewAll(c, renewals);
+      };
+      List<LeaseBatches.Renewed> outcomes = store.storeEngine().writeRenewals(store, what, work);
+      for (int i = 0; i < batch.size(); i++) {
+        LeaseBatches.Renewed r = outcomes.get(i);
+        batch.get(i).result = r.expiry();
+        batch.get(i).error = r.refusal();
         batch.get(i).done = true;
       }
     } catch (RuntimeException e) {

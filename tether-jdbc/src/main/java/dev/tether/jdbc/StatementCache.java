@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Prepared statements kept open across transactions, per physical connection of the store's own
  * SQLite pool, for the group committer's hot statements: SQLite compiles a statement on every
- * {@code prepareStatement} (measured: about a sixth of the group committer's time in the
- * per-message drain went to compiling and finalizing the same six statements in every group).
+ * {@code prepareStatement}, and compiling and finalizing the same few statements in every group
+ * was a large share of the group committer's time (docs/PERFORMANCE.md, "Where the time goes").
  *
  * <p>Statements are prepared on the physical connection (unwrapped from the pool's proxy, so the
  * pool does not close them when the connection is returned); a connection is used by one thread
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * connections the pool closed are dropped when a new connection is first seen, and their
  * statements were finalized by the connection's close; {@link #clear()} closes the rest.
  */
-final class StatementCache {
+final class StatementCache implements Statements {
   private static final Logger LOG = LoggerFactory.getLogger(StatementCache.class);
 
   private final Map<Connection, Map<String, PreparedStatement>> byConnection = new IdentityHashMap<>();
@@ -78,6 +78,11 @@ final class StatementCache {
     }
     Connection raw = raw(c);
     return new Stmt(cache.get(raw, sql), cache, raw, sql);
+  }
+
+  @Override
+  public Stmt prepare(Connection c, String sql) throws SQLException {
+    return prepare(this, c, sql);
   }
 
   private static Connection raw(Connection c) throws SQLException {

@@ -1,7 +1,7 @@
 package dev.tether.jdbc;
 
 /**
- * Totals of a {@link RecoverySweep} since it was created (seed: {@code get_statistics()}). Each
+ * Totals of a {@link RecoverySweep} since it was created. Each
  * pass is counted exactly once. Immutable snapshot.
  *
  * @param running whether the background thread is running

@@ -2,32 +2,25 @@ package dev.tether.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.tether.jdbc.internal.Dialect;
-import dev.tether.jdbc.internal.Migrations;
-import dev.tether.jdbc.internal.SqlWork;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.sqlite.SQLiteConfig;
-import org.sqlite.SQLiteDataSource;
 
 /**
  * The entry point of the JDBC store: a connection source for one database (SQLite or PostgreSQL)
@@ -49,6 +42,9 @@ import org.sqlite.SQLiteDataSource;
  * <p>Thread-safe. Opening blocks for the connection and the migration.
  */
 public final class TetherStore implements AutoCloseable {
+  // The store keeps connections, write transactions and their retries, the availability signal
+  // and the wake-ups of waiting receivers. What differs between SQLite and PostgreSQL is its
+  // StoreEngine's; the SQL is in the pieces of StoreSql.
   private static final Logger LOG = LoggerFactory.getLogger(TetherStore.class);
   private static final AtomicInteger POOL_SEQUENCE = new AtomicInteger();
 
@@ -62,16 +58,14 @@ public final class TetherStore implements AutoCloseable {
 
   private final DataSource dataSource;
   private final HikariDataSource ownedPool;
-  private final Dialect dialect;
+  private final StoreEngine engine;
   private final TetherStoreConfig config;
   private final String description;
-  private final ReentrantLock writerLock = new ReentrantLock();
   private final Object itemsSignal = new Object();
-  private final Map<String, int[]> queueSettings = new ConcurrentHashMap<>();
+  private final Map<String, QueueSettings> queueSettings = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final StoreSql sql;
   private final GroupCommitter committer;
-  /** The group committer's prepared statements (SQLite, own pool), or null. */
-  private final StatementCache statements;
   private final RenewalBatcher renewals;
   private final StoreAvailability availability;
   private long itemsGeneration; // guarded by itemsSignal
@@ -80,25 +74,22 @@ public final class TetherStore implements AutoCloseable {
   private TetherStore(
       DataSource dataSource,
       HikariDataSource ownedPool,
-      Dialect dialect,
+      StoreEngine engine,
       TetherStoreConfig config,
       String description) {
     this.dataSource = dataSource;
     this.ownedPool = ownedPool;
-    this.dialect = dialect;
+    this.engine = engine;
     this.config = config;
     this.description = description;
     this.availability = new StoreAvailability(description, dev.tether.Ticker.system());
+    this.sql = StoreSql.of(engine, Statements.FRESH);
     // One group in flight at a time on both engines: SQLite has one writer anyway, and on
     // PostgreSQL completions arriving while a group commits share the next one (one statement and
-    // one commit for all of them instead of one each); a completion arriving while none is in
-    // flight commits at once. Measured with 8 workers acknowledging one message at a time: about
-    // 0.3 transactions per item instead of 1.1, and faster than one group per connection.
-    // The committer's statements stay prepared on the store's own SQLite connections (SQLite
-    // compiles every prepareStatement; a caller's pool might close them behind our back).
-    this.statements = dialect == Dialect.SQLITE && ownedPool != null ? new StatementCache() : null;
-    this.committer = new GroupCommitter(this, new WorkItemRepository(dialect, statements), 1);
-    this.renewals = new RenewalBatcher(this, new WorkItemRepository(dialect));
+    // one commit for all of them instead of one each), which beat one group per connection; a
+    // completion arriving while none is in flight commits at once (docs/PERFORMANCE.md).
+    this.committer = new GroupCommitter(this, StoreSql.of(engine, engine.groupStatements()), 1);
+    this.renewals = new RenewalBatcher(this, sql.batches());
   }
 
   /**
@@ -131,45 +122,24 @@ public final class TetherStore implements AutoCloseable {
       throw new IllegalArgumentException("urlOrPath must not be blank");
     }
     String url = urlOrPath.regionMatches(true, 0, "jdbc:", 0, 5) ? urlOrPath : "jdbc:sqlite:" + urlOrPath;
-    Dialect dialect = Dialect.fromUrl(url);
+    StoreEngine engine = StoreEngine.forUrl(url, config);
     HikariConfig hc = new HikariConfig();
     hc.setPoolName("tether-pool-" + POOL_SEQUENCE.incrementAndGet());
     hc.setConnectionTimeout(config.connectionTimeout().toMillis());
-    if (dialect == Dialect.SQLITE) {
-      SQLiteConfig sc = new SQLiteConfig();
-      sc.setJournalMode(SQLiteConfig.JournalMode.WAL);
-      sc.setSynchronous(
-          config.sqliteSynchronous() == TetherStoreConfig.SqliteSynchronous.FULL
-              ? SQLiteConfig.SynchronousMode.FULL
-              : SQLiteConfig.SynchronousMode.NORMAL);
-      sc.setBusyTimeout((int) Math.min(Integer.MAX_VALUE, config.busyTimeout().toMillis()));
-      sc.enforceForeignKeys(true);
-      SQLiteDataSource sds = new SQLiteDataSource(sc);
-      sds.setUrl(url);
-      hc.setDataSource(sds);
-      hc.setMaximumPoolSize(
-          config.maximumPoolSize() > 0 ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_SQLITE_POOL_SIZE);
-    } else {
-      hc.setJdbcUrl(url);
-      hc.setMaximumPoolSize(
-          config.maximumPoolSize() > 0 ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE);
-    }
+    engine.configurePool(hc, url);
     HikariDataSource pool;
-    // A new SQLite file switched to WAL by several processes at once can answer SQLITE_BUSY while
-    // the pool's first connection applies its pragmas (before the busy timeout is in force):
-    // retry within the busy timeout instead of failing the open.
     long busyDeadline = System.nanoTime() + config.busyTimeout().toNanos();
     while (true) {
       try {
         pool = new HikariDataSource(hc);
         break;
       } catch (RuntimeException e) {
-        if (dialect == Dialect.SQLITE
-            && String.valueOf(e.getMessage()).contains("SQLITE_BUSY")
-            && System.nanoTime() - busyDeadline < 0) {
-          LOG.debug("SQLite file {} busy while opening the pool; retrying", redact(url));
+        // Retried within the busy timeout when the engine says another try may work (a new
+        // SQLite file switched to WAL by several processes at once).
+        if (engine.retryOpen(e) && System.nanoTime() - busyDeadline < 0) {
+          LOG.debug("Database {} busy while opening the pool; retrying", redact(url));
           try {
-            Thread.sleep(20 + java.util.concurrent.ThreadLocalRandom.current().nextInt(30));
+            Thread.sleep(20 + ThreadLocalRandom.current().nextInt(30));
           } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
             throw new StoreUnavailableException(
@@ -183,7 +153,7 @@ public final class TetherStore implements AutoCloseable {
       }
     }
     try {
-      return init(pool, pool, dialect, config, redact(url));
+      return init(pool, pool, engine, config, redact(url));
     } catch (RuntimeException e) {
       pool.close();
       throw e;
@@ -215,30 +185,26 @@ public final class TetherStore implements AutoCloseable {
   public static TetherStore open(DataSource dataSource, TetherStoreConfig config) {
     Objects.requireNonNull(dataSource, "dataSource");
     Objects.requireNonNull(config, "config");
-    Dialect dialect;
+    StoreEngine engine;
     try (Connection c = dataSource.getConnection()) {
-      dialect = Dialect.fromConnection(c);
+      engine = StoreEngine.forConnection(c, config);
     } catch (SQLException e) {
-      throw translate("opening the caller's data source", e);
+      throw StoreErrors.translateBeforeDetection("opening the caller's data source", e);
     }
-    return init(dataSource, null, dialect, config, "caller DataSource " + dataSource.getClass().getName());
+    return init(dataSource, null, engine, config, "caller DataSource " + dataSource.getClass().getName());
   }
 
   private static TetherStore init(
-      DataSource ds, HikariDataSource owned, Dialect dialect, TetherStoreConfig config, String description) {
-    TetherStore store = new TetherStore(ds, owned, dialect, config, description);
+      DataSource ds, HikariDataSource owned, StoreEngine engine, TetherStoreConfig config, String description) {
+    TetherStore store = new TetherStore(ds, owned, engine, config, description);
     try (Connection c = store.borrow()) {
-      if (dialect == Dialect.SQLITE && owned == null) {
-        try (Statement st = c.createStatement()) {
-          st.execute("PRAGMA journal_mode=WAL");
-        }
-      }
-      int before = Migrations.migrate(c, dialect);
+      engine.initialize(c);
+      int before = Migrations.migrate(c, engine);
       LOG.info(
           "Opened Tether store on {} ({}; schema version {} -> {}; {})",
-          description, dialect, before, Migrations.LATEST_VERSION, config);
+          description, engine, before, Migrations.LATEST_VERSION, config);
     } catch (SQLException e) {
-      throw translate("migrating the schema of " + description, e);
+      throw store.translate("migrating the schema of " + description, e);
     }
     return store;
   }
@@ -249,7 +215,7 @@ public final class TetherStore implements AutoCloseable {
    * @return SQLite or PostgreSQL
    */
   public Engine engine() {
-    return dialect == Dialect.SQLITE ? Engine.SQLITE : Engine.POSTGRESQL;
+    return engine.kind();
   }
 
   /**
@@ -310,27 +276,12 @@ public final class TetherStore implements AutoCloseable {
    */
   public boolean probe() {
     try { // on a closed store, borrow() throws the IllegalStateException
-      return read("probing the store", c -> {
-        int before = 0;
-        boolean timed = dialect == Dialect.POSTGRES;
-        if (timed) {
-          before = c.getNetworkTimeout();
-          int millis = (int) Math.min(Integer.MAX_VALUE, config.connectionTimeout().toMillis());
-          c.setNetworkTimeout(Runnable::run, millis);
-        }
-        try (Statement st = c.createStatement();
+      return read("probing the store", c -> engine.boundedRead(c, config.connectionTimeout(), conn -> {
+        try (Statement st = conn.createStatement();
             ResultSet rs = st.executeQuery("SELECT MAX(version) FROM tether_schema_version")) {
           return rs.next();
-        } finally {
-          if (timed) {
-            try {
-              c.setNetworkTimeout(Runnable::run, before);
-            } catch (SQLException e) { // the connection broke: the pool drops it
-              LOG.debug("Could not reset the network timeout of a probed connection", e);
-            }
-          }
         }
-      });
+      }));
     } catch (TetherStoreException e) {
       LOG.debug("Probe of the Tether store on {} failed", description, e);
       return false;
@@ -362,43 +313,38 @@ public final class TetherStore implements AutoCloseable {
       if (ownedPool != null) {
         ownedPool.close();
       }
-      if (statements != null) {
-        // after the pool: closing its connections finalized them; this drops what is left
-        statements.clear();
-      }
+      engine.close();
       LOG.info("Closed Tether store on {}", description);
     }
   }
 
   @Override
   public String toString() {
-    return "TetherStore[" + description + ", " + dialect + "]";
+    return "TetherStore[" + description + ", " + engine + "]";
   }
 
   // ---- package-private plumbing for the store's components ----
 
-  Dialect dialect() {
-    return dialect;
+  /** The engine: everything that differs between SQLite and PostgreSQL. */
+  StoreEngine storeEngine() {
+    return engine;
+  }
+
+  /** The SQL pieces, preparing their statements afresh. */
+  StoreSql sql() {
+    return sql;
   }
 
   Clock effectiveClock(Clock componentClock) {
     return componentClock != null ? componentClock : config.clock().orElse(null);
   }
 
-  /** Returns "now" by the component's clock, else the database clock (PG) or system clock. */
+  /** Returns "now" by the component's clock, else by the engine's (the database's, or the system's). */
   Instant now(Connection c, Clock clock) throws SQLException {
     if (clock != null) {
-      return Dialect.truncate(clock.instant());
+      return clock.instant().truncatedTo(ChronoUnit.MILLIS);
     }
-    if (dialect == Dialect.POSTGRES) {
-      return dialect.databaseNow(c);
-    }
-    return Dialect.truncate(Instant.now());
-  }
-
-  /** The group committer's statement cache, or null (tests). */
-  StatementCache statements() {
-    return statements;
+    return engine.now(c);
   }
 
   /** The store's group committer (tests). */
@@ -406,81 +352,76 @@ public final class TetherStore implements AutoCloseable {
     return committer;
   }
 
+  /** The delivery budget and capacity of a mailbox's queue, for replies sent to it. */
+  record QueueSettings(int maxAttempts, int capacity) {}
+
   /** Records the delivery budget and capacity of a mailbox's queue, for replies sent to it. */
   void registerQueue(String queue, int maxAttempts, int capacity) {
-    queueSettings.put(queue, new int[] {maxAttempts, capacity});
+    queueSettings.put(queue, new QueueSettings(maxAttempts, capacity));
   }
 
-  /** Returns {maxAttempts, capacity} registered for {@code queue}. */
-  Optional<int[]> queueSettings(String queue) {
+  /** Returns the settings registered for {@code queue}. */
+  Optional<QueueSettings> queueSettings(String queue) {
     return Optional.ofNullable(queueSettings.get(queue));
   }
 
-  /**
-   * Acquires for {@code holder}: on PostgreSQL with group commit on, no filters and the database
-   * clock, in the group committer's next group (one statement with concurrent completions, one
-   * commit for all; the full acquisition in a transaction of its own when the queue holds
-   * expired leases or due scheduled items); else on PostgreSQL first as one auto-committed
-   * statement (one round trip, the database clock read inside it), falling back to the full
-   * transaction when the request filters or the queue holds expired leases or due scheduled
-   * items; on SQLite with group commit on, in the group
-   * committer's next transaction (fused with concurrent completions), else in a transaction of
-   * its own.
-   */
-  List<Lease> acquire(
-      String what, WorkItemRepository repo, AcquireRequest request, String holder, Clock clock) {
-    boolean unfiltered = request.workType() == null && request.taskId() == null;
-    if (dialect == Dialect.POSTGRES && unfiltered && clock == null && config.groupCommit()) {
-      return committer.acquire(request, holder, null);
-    }
-    if (dialect == Dialect.POSTGRES && unfiltered) {
-      Optional<List<Lease>> fast = writeOneStatement(what,
-          c -> repo.acquireFastPostgres(c, request, holder, clock == null ? null : now(c, clock)));
-      if (fast.isPresent()) {
-        return fast.get();
-      }
-    }
-    if (dialect == Dialect.SQLITE && config.groupCommit()) {
-      // One writer at a time anyway: share the transaction (and its commit) of the next group.
-      return committer.acquire(request, holder, clock);
-    }
-    return write(what, c -> repo.acquire(c, request, holder, now(c, clock), null));
+  /** Enqueues one item durably, as the engine runs it best ({@link StoreEngine#enqueue}). */
+  long enqueue(String what, NewWorkItem item, Clock clock) {
+    return engine.enqueue(this, what, item, clock);
+  }
+
+  /** Enqueues one item in a write transaction of its own, notifying listeners at commit. */
+  long insertInTransaction(String what, NewWorkItem item, Clock clock) {
+    return write(what, c -> {
+      long id = sql.inserts().insert(c, item, now(c, clock));
+      engine.notifyItems(c);
+      return id;
+    });
+  }
+
+  /** Acquires for {@code holder}, as the engine runs it best ({@link StoreEngine#acquire}). */
+  List<Lease> acquire(String what, AcquireRequest request, String holder, Clock clock) {
+    return engine.acquire(this, what, request, holder, clock);
+  }
+
+  /** The full acquisition in a write transaction of its own. */
+  List<Lease> acquireInTransaction(String what, AcquireRequest request, String holder, Clock clock) {
+    return write(what, c -> sql.acquisitions().acquire(c, request, holder, now(c, clock)));
   }
 
   /**
    * Completes a leased item durably: through the group committer when group commit is on, else
    * in a transaction of its own.
    */
-  void complete(WorkItemRepository repo, long id, long token, byte[] output, Clock clock) {
+  void complete(long id, long token, byte[] output, Clock clock) {
     if (config.groupCommit()) {
       committer.complete(id, token, output, clock);
     } else {
       write("completing item " + id, c -> {
-        repo.complete(c, id, token, output, now(c, clock));
+        sql.leases().complete(c, id, token, output, now(c, clock));
         return null;
       });
     }
   }
 
-  /** Wakes receivers waiting in this process (new items may be available). */
   /**
    * Completes several leased items durably, in shared transactions even with group commit off;
    * each is applied or refused on its own. Returns, in order, null or the refusal of each.
    */
-  List<RuntimeException> completeAll(List<long[]> idsAndTokens, Clock clock) {
-    return committer.completeAll(idsAndTokens, clock);
+  List<RuntimeException> completeAll(List<LeaseKey> leases, Clock clock) {
+    return committer.completeAll(leases, clock);
   }
 
   /**
    * Renews a lease durably: batched with renewals due at the same time when group commit is on,
    * else in a transaction of its own. Returns the new expiry.
    */
-  Instant renew(WorkItemRepository repo, long id, long token, java.time.Duration duration, Clock clock) {
+  Instant renew(long id, long token, Duration duration, Clock clock) {
     if (config.groupCommit()) {
       return renewals.renew(id, token, duration, clock);
     }
     return write("renewing the lease of item " + id,
-        c -> repo.renew(c, id, token, now(c, clock), duration));
+        c -> sql.leases().renew(c, id, token, now(c, clock), duration));
   }
 
   /** Wakes receivers waiting in this process (new items may be available). */
@@ -530,29 +471,16 @@ public final class TetherStore implements AutoCloseable {
     }
   }
 
-  /** The channel enqueues notify and receivers listen on (PostgreSQL). */
-  static final String CHANNEL = "tether_items";
-
   boolean usesNotifications() {
-    return dialect == Dialect.POSTGRES && config.notifications();
+    return engine.notifies();
   }
 
   /**
    * Inside an enqueue's transaction: tells listening stores of other processes that items may
-   * be available once it commits (PostgreSQL {@code NOTIFY}, delivered at commit, dropped on
-   * rollback). Does nothing on SQLite or with notifications off.
+   * be available once it commits. Does nothing where the engine does not notify.
    */
   void notifyItems(Connection c) throws SQLException {
-    if (usesNotifications()) {
-      try (Statement st = c.createStatement()) {
-        st.execute("NOTIFY " + CHANNEL);
-      }
-    }
-  }
-
-  /** The channel an enqueue notifies inside its own statement, or null (SQLite, notifications off). */
-  String notificationChannel() {
-    return usesNotifications() ? CHANNEL : null;
+    engine.notifyItems(c);
   }
 
   private void ensureListener() {
@@ -582,18 +510,11 @@ public final class TetherStore implements AutoCloseable {
       throw new IllegalStateException("the Tether store on " + description + " is closed");
     }
     Connection c = dataSource.getConnection();
-    if (dialect == Dialect.SQLITE && ownedPool == null) {
-      // A caller's SQLite connections get the busy timeout, and auto-commit so that the store's
-      // explicit BEGIN IMMEDIATE starts the transaction.
-      try (Statement st = c.createStatement()) {
-        if (!c.getAutoCommit()) {
-          c.setAutoCommit(true);
-        }
-        st.execute("PRAGMA busy_timeout=" + config.busyTimeout().toMillis());
-      } catch (SQLException e) {
-        c.close();
-        throw e;
-      }
+    try {
+      engine.prepare(c);
+    } catch (SQLException e) {
+      c.close();
+      throw e;
     }
     return c;
   }
@@ -643,70 +564,38 @@ public final class TetherStore implements AutoCloseable {
 
   private static final int WRITE_ATTEMPTS = 3;
 
-  private static boolean isRetryableAbort(Throwable t) {
-    if (t instanceof SQLException) {
-      String state = ((SQLException) t).getSQLState();
-      return "40P01".equals(state) || "40001".equals(state);
-    }
-    return false;
+  private boolean isRetryableAbort(Throwable t) {
+    return t instanceof SQLException && engine.isRetryableAbort((SQLException) t);
   }
 
   private <T> T writeOnce(String what, SqlWork<T> work) {
-    boolean sqlite = dialect == Dialect.SQLITE;
-    if (sqlite) {
-      writerLock.lock();
-    }
-    long ticket = availability.begin();
-    try (Connection c = borrow()) {
-      if (sqlite) {
-        try (StatementCache.Stmt st = StatementCache.prepare(statements, c, "BEGIN IMMEDIATE")) {
-          st.ps().execute();
-        } catch (SQLException e) {
-          invalidateStatements(c);
-          throw e;
-        }
-      } else {
-        c.setAutoCommit(false);
-      }
-      boolean committed = false;
-      try {
-        T result = work.run(c);
-        if (sqlite) {
-          try (StatementCache.Stmt st = StatementCache.prepare(statements, c, "COMMIT")) {
-            st.ps().execute();
+    engine.acquireWriteLock();
+    try {
+      long ticket = availability.begin();
+      try (Connection c = borrow()) {
+        engine.begin(c);
+        boolean committed = false;
+        try {
+          T result = work.run(c);
+          engine.commit(c);
+          committed = true;
+          availability.succeeded(ticket, true);
+          return result;
+        } finally {
+          if (!committed) {
+            try {
+              engine.rollback(c);
+            } catch (SQLException e) {
+              LOG.debug("Rollback failed (the transaction may already be gone)", e);
+            }
           }
-        } else {
-          c.commit();
+          engine.afterTransaction(c);
         }
-        committed = true;
-        availability.succeeded(ticket, true);
-        return result;
-      } finally {
-        if (!committed) {
-          rollbackQuietly(c, sqlite);
-          invalidateStatements(c);
-        }
-        if (!sqlite) {
-          try {
-            c.setAutoCommit(true);
-          } catch (SQLException e) {
-            LOG.debug("Could not reset auto-commit on a pooled connection", e);
-          }
-        }
+      } catch (SQLException e) {
+        throw failed(what, e);
       }
-    } catch (SQLException e) {
-      throw failed(what, e);
     } finally {
-      if (sqlite) {
-        writerLock.unlock();
-      }
-    }
-  }
-
-  /** A transaction on {@code c} failed: its cached statements may be finalized or mid-step. */
-  private void invalidateStatements(Connection c) {
-    if (statements != null) {
-      statements.invalidate(c);
+      engine.releaseWriteLock();
     }
   }
 
@@ -724,13 +613,18 @@ public final class TetherStore implements AutoCloseable {
 
   /** Translates a failed call's exception, marking the store unavailable if it is a store fault. */
   private TetherStoreException failed(String what, SQLException e) {
-    if (isStoreFault(e)) {
-      availability.failed(what, e, !isConnectivity(e));
+    if (StoreErrors.isStoreFault(engine, e)) {
+      availability.failed(what, e, !StoreErrors.isConnectivity(engine, e));
     }
     return translate(what, e);
   }
 
-  /** The notification listener lost its connection (PostgreSQL): a store fault. */
+  /** Translates {@code e} as this store's engine classifies it. */
+  TetherStoreException translate(String what, SQLException e) {
+    return StoreErrors.translate(engine, what, e);
+  }
+
+  /** The notification listener lost its connection: a store fault. */
   void listenerLost(Throwable cause) {
     availability.failed("listening for enqueue notifications", cause, false);
   }
@@ -738,97 +632,6 @@ public final class TetherStore implements AutoCloseable {
   /** The notification listener connected; {@code ticket} is from before it began to connect. */
   void listenerConnected(long ticket) {
     availability.succeeded(ticket, false);
-  }
-
-  /**
-   * Whether {@code e} says the database is not usable (rather than refusing one statement):
-   * connectivity as in {@link #isConnectivity}; PostgreSQL insufficient resources (class 53: disk
-   * full, out of memory, too many connections), system errors (class 58: I/O) and corruption
-   * (XX001, XX002); SQLite read-only, I/O error, corrupt, full, cannot open, not a database.
-   */
-  static boolean isStoreFault(SQLException e) {
-    if (isConnectivity(e)) {
-      return true;
-    }
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (!(t instanceof SQLException)) {
-        continue;
-      }
-      SQLException s = (SQLException) t;
-      String state = s.getSQLState();
-      if (state != null && (state.startsWith("53") || state.startsWith("58")
-          || "XX001".equals(state) || "XX002".equals(state))) {
-        return true;
-      }
-      if (t instanceof org.sqlite.SQLiteException) {
-        switch (((org.sqlite.SQLiteException) t).getResultCode().code & 0xff) {
-          case 8: // SQLITE_READONLY
-          case 10: // SQLITE_IOERR
-          case 11: // SQLITE_CORRUPT
-          case 13: // SQLITE_FULL
-          case 14: // SQLITE_CANTOPEN
-          case 26: // SQLITE_NOTADB
-            return true;
-          default:
-            break;
-        }
-      }
-    }
-    return false;
-  }
-
-  private static void rollbackQuietly(Connection c, boolean sqlite) {
-    try {
-      if (sqlite) {
-        try (Statement st = c.createStatement()) {
-          st.execute("ROLLBACK");
-        }
-      } else {
-        c.rollback();
-      }
-    } catch (SQLException e) {
-      LOG.debug("Rollback failed (the transaction may already be gone)", e);
-    }
-  }
-
-  static TetherStoreException translate(String what, SQLException e) {
-    if (isConnectivity(e)) {
-      return new StoreUnavailableException(
-          "cannot reach the database while "
-              + what
-              + ": "
-              + e.getMessage()
-              + " (SQLState "
-              + e.getSQLState()
-              + "); the transaction was rolled back, retry with backoff",
-          e);
-    }
-    return new TetherStoreException(
-        "database error while " + what + ": " + e.getMessage() + " (SQLState " + e.getSQLState() + ")",
-        e);
-  }
-
-  static boolean isConnectivity(SQLException e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLTransientConnectionException
-          || t instanceof SQLNonTransientConnectionException
-          || t instanceof SQLRecoverableException) {
-        return true;
-      }
-      if (t instanceof SQLException) {
-        String state = ((SQLException) t).getSQLState();
-        // 08: connection exceptions; 57P: the server is shutting down, restarting or starting
-        // up (57P01 "terminating connection due to administrator command" on a restart).
-        if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
-          return true;
-        }
-        String msg = t.getMessage();
-        if (msg != null && msg.toLowerCase(Locale.ROOT).contains("sqlite_busy")) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 
   private static String redact(String url) {

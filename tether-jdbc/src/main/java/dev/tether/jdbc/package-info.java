@@ -1,6 +1,6 @@
 /**
  * Durable work queues on SQLite (embedded, a file path) and PostgreSQL (shared by many worker
- * machines), after the seed "Lease and Recovery System".
+ * machines): leases with fencing tokens, redelivery of expired leases, and an audit trail.
  *
  * <p>Entry point: {@link dev.tether.jdbc.TetherStore#open(String)} (or with the caller's {@code
  * DataSource}), which migrates the schema. Then {@link dev.tether.jdbc.LeaseManager} (enqueue,

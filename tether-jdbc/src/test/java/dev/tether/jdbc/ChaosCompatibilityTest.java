@@ -96,7 +96,7 @@ abstract class ChaosCompatibilityTest {
   }
 
   private long unfinished(String queue) {
-    return store.read("count", c -> new WorkItemRepository(store.dialect()).countUnfinished(c, queue));
+    return store.read("count", c -> store.sql().inserts().countUnfinished(c, queue));
   }
 
   /** What the run did, for the verdict and the report. */

@@ -64,7 +64,7 @@ public final class ChaosWorkerMain {
 
   private static void drain(TetherStore store, LeaseManager lm, String queue, String sideFile, long leaseMs,
       int minWork, int maxWork) throws Exception {
-    WorkItemRepository repo = new WorkItemRepository(store.dialect());
+    Inserts inserts = store.sql().inserts();
     try (OutputStream side = new FileOutputStream(sideFile, true)) {
       long backoff = 50;
       while (true) {
@@ -72,7 +72,7 @@ public final class ChaosWorkerMain {
         try {
           leases = lm.acquire(AcquireRequest.one(queue, Duration.ofMillis(leaseMs)));
           if (leases.isEmpty()) {
-            long unfinished = store.read("count", c -> repo.countUnfinished(c, queue));
+            long unfinished = store.read("count", c -> inserts.countUnfinished(c, queue));
             if (unfinished == 0) {
               System.out.println("DRAINED");
               return;

@@ -3,7 +3,6 @@ package dev.tether.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.tether.jdbc.internal.Dialect;
 import dev.tether.mailbox.InMemoryMailbox;
 import dev.tether.mailbox.InvalidParameterException;
 import dev.tether.mailbox.MailboxConnectionException;
@@ -47,7 +46,7 @@ abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
   @Test
   void waitingReceiversPollOncePerSecondOnlyWhereOtherProcessesSendsWakeThem() {
     JdbcMailbox<String, String> m = JdbcMailbox.ofStrings(store, "q");
-    boolean postgres = store.dialect() == Dialect.POSTGRES;
+    boolean postgres = store.engine() == TetherStore.Engine.POSTGRESQL;
     assertThat(store.usesNotifications()).isEqualTo(postgres);
     assertThat(m.pollInterval())
         .isEqualTo(postgres ? JdbcMailbox.DEFAULT_NOTIFIED_POLL_INTERVAL : JdbcMailbox.DEFAULT_POLL_INTERVAL);

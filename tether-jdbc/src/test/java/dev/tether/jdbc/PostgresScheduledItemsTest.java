@@ -44,7 +44,7 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
         st.execute("ANALYZE work_items");
       }
       try (PreparedStatement ps = c.prepareStatement(
-          "EXPLAIN " + WorkItemRepository.promoteSql(dev.tether.jdbc.internal.Dialect.POSTGRES))) {
+          "EXPLAIN " + PostgresEngine.PROMOTE)) {
         ps.setString(1, "q");
         ps.setObject(2, java.time.OffsetDateTime.ofInstant(clock.instant(), java.time.ZoneOffset.UTC)); // none due
         assertThat(PostgresThroughputTest.explain(ps)).contains("work_items_scheduled").contains("work_items_pkey")

@@ -2,7 +2,6 @@ package dev.tether.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.tether.jdbc.internal.Dialect;
 import dev.tether.mailbox.Message;
 import java.sql.Connection;
 import java.time.Duration;
@@ -224,7 +223,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
 
   /** The plan PostgreSQL makes for the one-statement acquisition of 10 items from {@code queue}. */
   static String planOfAcquireFast(Connection c, String queue) throws Exception {
-    try (java.sql.PreparedStatement ps = c.prepareStatement("EXPLAIN " + WorkItemRepository.acquireFastPg(10))) {
+    try (java.sql.PreparedStatement ps = c.prepareStatement("EXPLAIN " + PostgresAcquisitions.acquireSql(10))) {
       ps.setObject(1, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
       ps.setString(2, queue);
       ps.setString(3, queue);
@@ -244,6 +243,8 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       if (sql.startsWith("UPDATE")) {
         ps.setObject(i++, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
         ps.setObject(i++, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
+      } else if (sql.startsWith("WITH t AS")) { // the group statement's instant
+        ps.setObject(i++, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
       }
       ps.setArray(i++, idArray);
       ps.setArray(i++, c.createArrayOf("bigint", ids));
@@ -262,10 +263,10 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     List<Lease> held = leasesAmongMany();
     Long[] ids = held.stream().limit(7).map(Lease::itemId).toArray(Long[]::new);
     try (Connection c = store.dataSource().getConnection()) {
-      String completions = planOf(c, WorkItemRepository.COMPLETE_ALL_PG, ids);
+      String completions = planOf(c, PostgresLeaseBatches.COMPLETE_ALL, ids);
       assertThat(completions).contains("work_items_pkey").doesNotContain("work_items_leased")
           .doesNotContain("Seq Scan on work_items");
-      String fused = planOf(c, WorkItemRepository.completeAcquirePg(10), ids, "q", "q", "q",
+      String fused = planOf(c, PostgresAcquisitions.groupSql(10), ids, "q", "q", "q",
           c.createArrayOf("bigint", new Long[] {1L}), c.createArrayOf("text", new String[] {"h"}),
           c.createArrayOf("bigint", new Long[] {1000L}));
       String done = fused.substring(fused.indexOf("CTE done"), fused.indexOf("CTE x"));
@@ -283,7 +284,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     // autovacuum, so no other test has statistics; a production server has them.
     try (Connection c = store.dataSource().getConnection()) {
       Long[] ids = busyQueueWithStatistics(c);
-      String fused = planOf(c, WorkItemRepository.completeAcquirePg(10), ids, "q", "q", "q",
+      String fused = planOf(c, PostgresAcquisitions.groupSql(10), ids, "q", "q", "q",
           c.createArrayOf("bigint", new Long[] {1L}), c.createArrayOf("text", new String[] {"h"}),
           c.createArrayOf("bigint", new Long[] {1000L}));
       assertThat(fused).doesNotContain("Seq Scan on work_items");
@@ -301,21 +302,21 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     String now = "now()";
     String ids = "'{1,2,3}'::bigint[]";
     Map<String, List<String>> statements = new LinkedHashMap<>();
-    statements.put(WorkItemRepository.acquireFastPg(10),
+    statements.put(PostgresAcquisitions.acquireSql(10),
         List.of("NULL", "'q'", "'q'", "'q'", "'h'", "30000", ids));
-    statements.put(WorkItemRepository.completeAcquirePg(10),
-        List.of(ids, ids, ids, "'q'", "'q'", "'q'", ids, "'{h,h,h}'::text[]", ids));
-    statements.put(WorkItemRepository.COMPLETE_ALL_PG, List.of("NULL", "NULL", ids, ids, ids));
-    statements.put(WorkItemRepository.RENEW_ALL_PG, List.of(ids, ids, ids, ids, ids));
+    statements.put(PostgresAcquisitions.groupSql(10),
+        List.of("NULL", ids, ids, ids, "'q'", "'q'", "'q'", ids, "'{h,h,h}'::text[]", ids));
+    statements.put(PostgresLeaseBatches.COMPLETE_ALL, List.of("NULL", "NULL", ids, ids, ids));
+    statements.put(PostgresLeaseBatches.RENEW_ALL, List.of(ids, ids, ids, ids, ids));
     for (boolean pending : new boolean[] {true, false}) {
-      statements.put(WorkItemRepository.candidatesSql(Dialect.POSTGRES, pending, false, false),
+      statements.put(Acquisitions.candidatesSql(store.storeEngine(), pending, false, false),
           List.of("'q'", now, "10"));
     }
     // the sweep's, and the full acquisition's search for leases expired on their last delivery
-    statements.put(WorkItemRepository.findExpiredSql(Dialect.POSTGRES, false, false, false), List.of(now, "500"));
-    statements.put(WorkItemRepository.findExpiredSql(Dialect.POSTGRES, true, true, false),
+    statements.put(ExpiredLeases.findExpiredSql(false, false), List.of(now, "500"));
+    statements.put(ExpiredLeases.findExpiredSql(true, true),
         List.of("'q'", now, "500"));
-    statements.put(WorkItemRepository.promoteSql(Dialect.POSTGRES), List.of("'q'", now));
+    statements.put(PostgresEngine.PROMOTE, List.of("'q'", now));
     // (Not the pending count: it reads every pending item whatever the plan, and with 13% of
     // this table pending a sequential scan is the planner's fair choice.)
     try (Connection c = store.dataSource().getConnection()) {
@@ -401,7 +402,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     Long[] extend = new Long[ids.length];
     java.util.Arrays.fill(extend, 30_000L);
     try (Connection c = store.dataSource().getConnection();
-        java.sql.PreparedStatement ps = c.prepareStatement("EXPLAIN " + WorkItemRepository.RENEW_ALL_PG)) {
+        java.sql.PreparedStatement ps = c.prepareStatement("EXPLAIN " + PostgresLeaseBatches.RENEW_ALL)) {
       ps.setArray(1, c.createArrayOf("bigint", ids));
       ps.setArray(2, c.createArrayOf("bigint", tokens));
       ps.setArray(3, c.createArrayOf("bigint", extend));
@@ -423,7 +424,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       items.add(NewWorkItem.of("q", "x"));
     }
     w.enqueueAll(items);
-    WorkItemRepository repo = new WorkItemRepository(dev.tether.jdbc.internal.Dialect.POSTGRES);
+    PostgresAcquisitions acquisitions = ((PostgresEngine) store.storeEngine()).acquisitions();
     try (Connection c = store.dataSource().getConnection()) {
       c.setAutoCommit(true);
       try (java.sql.Statement st = c.createStatement()) {
@@ -431,15 +432,15 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       }
       List<Lease> held = new ArrayList<>();
       for (int i = 0; i < 12; i++) {
-        held.addAll(repo.acquireFastPostgres(c, AcquireRequest.batch("q", LEASE, 10), "h", null).orElseThrow());
+        held.addAll(acquisitions.acquire(c, AcquireRequest.batch("q", LEASE, 10), "h", null).orElseThrow());
       }
       for (int i = 0; i < 12; i++) {
-        List<WorkItemRepository.Finish> finishes = new ArrayList<>();
+        List<LeaseKey> finishes = new ArrayList<>();
         for (Lease l : held.subList(i * 8, i * 8 + 8)) {
-          finishes.add(new WorkItemRepository.Finish(l.itemId(), l.token(), null, null));
+          finishes.add(new LeaseKey(l.itemId(), l.token()));
         }
-        WorkItemRepository.Fused out = repo.completeAndAcquirePostgres(
-            c, finishes, "q", List.of(new WorkItemRepository.Take("h", LEASE, 10)));
+        PostgresAcquisitions.Fused out = acquisitions.completeAndAcquire(
+            c, finishes, "q", List.of(new PostgresAcquisitions.Take("h", LEASE, 10)), null);
         assertThat(out.refusals()).containsOnlyNulls();
         assertThat(out.leases().get(0)).hasSize(10);
       }

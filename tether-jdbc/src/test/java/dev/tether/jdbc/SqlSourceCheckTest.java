@@ -26,22 +26,23 @@ import org.junit.jupiter.api.Test;
 class SqlSourceCheckTest {
   /** Reviewed non-literal operands of SQL text, with the reason each is safe. */
   static final Map<String, String> REVIEWED = Map.of(
-      "d.skipLocked()", "Dialect constant: \" FOR UPDATE SKIP LOCKED\" on PostgreSQL, \"\" on SQLite",
-      "config.busyTimeout().toMillis()", "a long from validated TetherStoreConfig (PRAGMA takes no parameters)",
-      "ITEM_COLUMNS", "AdminRepository constant: the fixed column list of work_items",
-      "PICK_PG_HEAD", "WorkItemRepository constant: the checks and the SKIP LOCKED pick shared by the one-statement acquisitions, up to its LIMIT",
-      "PICK_PG_TAIL", "WorkItemRepository constant: the rest of that pick (FOR UPDATE SKIP LOCKED, numbering)",
-      "PENDING_COUNT", "WorkItemRepository constant: the two counts of a queue's pending items, one per partial index",
-      "WorkItemRepository.PENDING_COUNT", "the same constant, from AdminRepository",
-      "pickLimit", "an int >= 1 (the sizes of validated AcquireRequests) written as the LIMIT literal so that the generic plan knows it",
-      "String.join(L, where)", "AdminRepository: joins only the literal fragments \"queue = ?\" and \"status = ?\"");
+      "engine.skipLocked()", "StoreEngine constant (Acquisitions.candidatesSql): \" FOR UPDATE SKIP LOCKED\" on PostgreSQL, \"\" on SQLite",
+      "engine.forUpdate()", "StoreEngine constant (LeaseOperations.lockHeld, OperatorActions.cancel): \" FOR UPDATE\" on PostgreSQL, \"\" on SQLite",
+      "config.busyTimeout().toMillis()", "SqliteEngine: a long from validated TetherStoreConfig (PRAGMA takes no parameters)",
+      "ITEM_COLUMNS", "MonitorQueries constant: the fixed column list of work_items",
+      "PICK_HEAD", "PostgresAcquisitions constant: the checks and the SKIP LOCKED pick shared by the one-statement acquisitions, up to its LIMIT",
+      "PICK_TAIL", "PostgresAcquisitions constant: the rest of that pick (FOR UPDATE SKIP LOCKED, numbering)",
+      "PENDING_COUNT", "Inserts constant: the two counts of a queue's pending items, one per partial index",
+      "Inserts.PENDING_COUNT", "the same constant, from MonitorQueries",
+      "pickLimit", "PostgresAcquisitions: an int >= 1 (the sizes of validated AcquireRequests) written as the LIMIT literal so that the generic plan knows it",
+      "String.join(L, where)", "MonitorQueries: joins only the literal fragments \"queue = ?\" and \"status = ?\"");
 
   private static final Pattern SQL_WORD = Pattern.compile(
       "\\b(SELECT|INSERT INTO|UPDATE|DELETE FROM|WHERE|AND|ORDER BY|LIMIT|PRAGMA|FOR UPDATE|VALUES|SET)\\b");
   private static final String LITERAL = "\"(?:[^\"\\\\]|\\\\.)*\"";
-  /** A ternary choosing between literals (already replaced by L) or the reviewed Dialect constant. */
+  /** A ternary choosing between literals (already replaced by L) or the reviewed engine constant. */
   private static final Pattern LITERAL_TERNARY =
-      Pattern.compile("[^?]*\\?\\s*(L|d\\.skipLocked\\(\\))\\s*:\\s*(L|d\\.skipLocked\\(\\))");
+      Pattern.compile("[^?]*\\?\\s*(L|engine\\.skipLocked\\(\\))\\s*:\\s*(L|engine\\.skipLocked\\(\\))");
 
   @Test
   void sqlTextIsNeverConcatenatedWithARuntimeValue() throws IOException {
@@ -83,8 +84,8 @@ class SqlSourceCheckTest {
     assertThat(nonLiteralOperands(bad)).containsExactly("queue");
     String appended = "sql.append(\" AND queue = '\" + queue + \"'\");";
     assertThat(nonLiteralOperands(appended)).containsExactly("queue");
-    String reviewed = "sql.append(d.skipLocked());";
-    assertThat(nonLiteralOperands(reviewed)).containsExactly("d.skipLocked()");
+    String reviewed = "sql.append(engine.skipLocked());";
+    assertThat(nonLiteralOperands(reviewed)).containsExactly("engine.skipLocked()");
     String good = "String sql = \"SELECT id FROM work_items WHERE status = 'x'\" + (queue != null ? \" AND queue = ?\" : \"\");";
     assertThat(nonLiteralOperands(good)).allMatch(o -> LITERAL_TERNARY.matcher(o).matches());
   }

@@ -2,7 +2,6 @@ package dev.tether.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.tether.jdbc.internal.Dialect;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -28,9 +27,9 @@ class SqliteScheduledItemsTest extends ScheduledItemsCompatibilityTest {
   void thePickSearchesTheReadyIndexAndThePromotionTheScheduledOne() throws Exception {
     // SQLite uses a partial index only when the query's WHERE contains the index's terms.
     try (Connection c = store.dataSource().getConnection()) {
-      assertThat(queryPlan(c, WorkItemRepository.candidatesSql(Dialect.SQLITE, true, false, false)))
+      assertThat(queryPlan(c, Acquisitions.candidatesSql(store.storeEngine(), true, false, false)))
           .contains("USING INDEX work_items_pending");
-      assertThat(queryPlan(c, WorkItemRepository.promoteSql(Dialect.SQLITE))).contains("INDEX work_items_scheduled");
+      assertThat(queryPlan(c, store.storeEngine().promoteSql())).contains("INDEX work_items_scheduled");
     }
   }
 }

@@ -27,7 +27,7 @@ class SqliteStatementCacheTest extends StoreTestBase {
 
   @Test
   void laterGroupsOnCachedStatementsRefuseStaleCompletionsAloneAndStillAcquire() {
-    assertThat(store.statements()).as("the store's own SQLite pool caches statements").isNotNull();
+    assertThat(((SqliteEngine) store.storeEngine()).statementCache()).as("the store's own SQLite pool caches statements").isNotNull();
     LeaseManager w = new LeaseManager(store, "w");
     List<Long> ids = w.enqueueAll(List.of(
         NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b"), NewWorkItem.of("q", "c"), NewWorkItem.of("q", "d")));
@@ -48,7 +48,7 @@ class SqliteStatementCacheTest extends StoreTestBase {
       assertThat(kept.status()).isEqualTo(WorkStatus.IN_PROGRESS);
       assertThat(kept.leaseToken()).isEqualTo(held.get(1).token());
     }
-    assertThat(store.statements().connections()).isPositive();
+    assertThat(((SqliteEngine) store.storeEngine()).statementCache().connections()).isPositive();
   }
 
   @Test

@@ -106,23 +106,27 @@ class StoreAvailabilityTest {
 
   @Test
   void storeFaultsAreConnectivityResourcesAndBrokenFilesNotRefusals() {
+    StoreEngine postgres = new PostgresEngine(TetherStoreConfig.defaults());
+    StoreEngine sqlite = new SqliteEngine(TetherStoreConfig.defaults(), false);
     for (String state : new String[] {"08006", "08001", "57P01", "53100", "53300", "58030", "XX001"}) {
-      assertThat(TetherStore.isStoreFault(new SQLException("x", state))).as(state).isTrue();
+      assertThat(StoreErrors.isStoreFault(postgres, new SQLException("x", state))).as(state).isTrue();
     }
     for (String state : new String[] {"23505", "42601", "22001", "40001", "40P01", "57014"}) {
-      assertThat(TetherStore.isStoreFault(new SQLException("x", state))).as(state).isFalse();
+      assertThat(StoreErrors.isStoreFault(postgres, new SQLException("x", state))).as(state).isFalse();
     }
-    assertThat(TetherStore.isStoreFault(new SQLTransientConnectionException("pool timeout"))).isTrue();
+    for (StoreEngine engine : new StoreEngine[] {postgres, sqlite}) {
+      assertThat(StoreErrors.isStoreFault(engine, new SQLTransientConnectionException("pool timeout"))).isTrue();
+    }
     for (SQLiteErrorCode code : new SQLiteErrorCode[] {
         SQLiteErrorCode.SQLITE_FULL, SQLiteErrorCode.SQLITE_READONLY, SQLiteErrorCode.SQLITE_IOERR_WRITE,
         SQLiteErrorCode.SQLITE_CORRUPT, SQLiteErrorCode.SQLITE_CANTOPEN, SQLiteErrorCode.SQLITE_NOTADB,
         SQLiteErrorCode.SQLITE_BUSY}) {
-      assertThat(TetherStore.isStoreFault(new SQLiteException("[" + code.name() + "] x", code))).as(code.name()).isTrue();
+      assertThat(StoreErrors.isStoreFault(sqlite, new SQLiteException("[" + code.name() + "] x", code))).as(code.name()).isTrue();
     }
     for (SQLiteErrorCode code : new SQLiteErrorCode[] {
         SQLiteErrorCode.SQLITE_CONSTRAINT_UNIQUE, SQLiteErrorCode.SQLITE_ERROR,
         SQLiteErrorCode.SQLITE_TOOBIG}) {
-      assertThat(TetherStore.isStoreFault(new SQLiteException("[" + code.name() + "] x", code))).as(code.name()).isFalse();
+      assertThat(StoreErrors.isStoreFault(sqlite, new SQLiteException("[" + code.name() + "] x", code))).as(code.name()).isFalse();
     }
   }
 }

@@ -181,11 +181,11 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
     LeaseManager w = new LeaseManager(store, "w");
     long existing = w.enqueue(NewWorkItem.builder("q").input("keyed-before").idempotencyKey("k1").build());
     List<NewWorkItem> items = new ArrayList<>();
-    int n = WorkItemRepository.INSERT_CHUNK * 2 + 7;
+    int n = SqliteEngine.INSERT_CHUNK * 2 + 7;
     for (int i = 0; i < n; i++) {
       if (i == 5) {
         items.add(NewWorkItem.builder("q").input("dup").idempotencyKey("k1").build());
-      } else if (i == WorkItemRepository.INSERT_CHUNK + 1) {
+      } else if (i == SqliteEngine.INSERT_CHUNK + 1) {
         items.add(NewWorkItem.builder("q").input("keyed-" + i).idempotencyKey("k2").priority(2).build());
       } else {
         items.add(NewWorkItem.builder("q").input("item-" + i).delay(i == 9 ? Duration.ofMinutes(5) : Duration.ZERO).build());
@@ -198,13 +198,13 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
     assertThat(ids.get(5)).isEqualTo(existing);
     for (int i = 0; i < n; i++) {
       WorkItem item = w.find(ids.get(i)).orElseThrow();
-      String expected = i == 5 ? "keyed-before" : (i == WorkItemRepository.INSERT_CHUNK + 1 ? "keyed-" + i : "item-" + i);
+      String expected = i == 5 ? "keyed-before" : (i == SqliteEngine.INSERT_CHUNK + 1 ? "keyed-" + i : "item-" + i);
       assertThat(new String(item.input(), java.nio.charset.StandardCharsets.UTF_8)).as("item %d", i).isEqualTo(expected);
       assertThat(item.status()).isEqualTo(WorkStatus.PENDING);
       assertThat(item.deliveryCount()).isZero();
     }
     assertThat(w.find(ids.get(9)).orElseThrow().availableAt()).isEqualTo(clock.instant().plus(Duration.ofMinutes(5)));
-    assertThat(w.find(ids.get(WorkItemRepository.INSERT_CHUNK + 1)).orElseThrow().priority()).isEqualTo(2);
+    assertThat(w.find(ids.get(SqliteEngine.INSERT_CHUNK + 1)).orElseThrow().priority()).isEqualTo(2);
   }
 
   @Test

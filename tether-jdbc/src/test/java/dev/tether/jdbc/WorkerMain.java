@@ -52,7 +52,7 @@ public final class WorkerMain {
     while (true) {
       List<Lease> leases = lm.acquire(AcquireRequest.batch(queue, Duration.ofMinutes(2), batch));
       if (leases.isEmpty()) {
-        long unfinished = store.read("count", c -> new WorkItemRepository(store.dialect()).countUnfinished(c, queue));
+        long unfinished = store.read("count", c -> store.sql().inserts().countUnfinished(c, queue));
         if (unfinished == 0 || ++idle > 2000) {
           return done;
         }

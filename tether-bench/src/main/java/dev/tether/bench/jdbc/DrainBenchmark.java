@@ -43,18 +43,21 @@ public final class DrainBenchmark {
     int threads = args.length > 2 ? Integer.parseInt(args[2]) : 4;
     if (which.equals("sqlite") || which.equals("both")) {
       Path dir = Files.createTempDirectory("tether-bench");
-      run("SQLite (WAL, synchronous=NORMAL)", dir.resolve("bench.db").toString(), items, threads, TetherStoreConfig.defaults());
-      run("SQLite (WAL, synchronous=FULL)", dir.resolve("bench-full.db").toString(), items, threads,
+      run("SQLite (WAL, synchronous=NORMAL)", dir.resolve("bench.db").toString(), false, items, threads,
+          TetherStoreConfig.defaults());
+      run("SQLite (WAL, synchronous=FULL)", dir.resolve("bench-full.db").toString(), false, items, threads,
           TetherStoreConfig.builder().sqliteSynchronous(TetherStoreConfig.SqliteSynchronous.FULL).build());
     }
     if (which.equals("postgres") || which.equals("both")) {
       try (BenchSchema schema = BenchSchema.create("tether_bench_")) {
-        run("PostgreSQL (synchronous_commit=on)", schema.url(), items, threads, TetherStoreConfig.defaults());
+        run("PostgreSQL (synchronous_commit=on)", schema.url(), true, items, threads, TetherStoreConfig.defaults());
       }
     }
   }
 
-  private static void run(String label, String url, int items, int threads, TetherStoreConfig config) throws Exception {
+  /** {@code pg}: the URL is the PostgreSQL schema (the harness loads and explains with PostgreSQL's SQL). */
+  private static void run(String label, String url, boolean pg, int items, int threads, TetherStoreConfig config)
+      throws Exception {
     System.out.println("=== " + label + " ===");
     try (TetherStore store = TetherStore.open(url, config)) {
       LeaseManager producer = new LeaseManager(store, "producer");
@@ -104,7 +107,7 @@ public final class DrainBenchmark {
       Arrays.sort(micros);
       System.out.printf(Locale.ROOT, "acquire+complete latency (1 thread, %d ops): p50 %d us, p90 %d us, p99 %d us, max %d us%n",
           n, micros[n / 2], micros[n * 9 / 10], micros[n * 99 / 100], micros[n - 1]);
-      sweepFigure(store);
+      sweepFigure(store, pg);
     }
   }
 
@@ -120,8 +123,7 @@ public final class DrainBenchmark {
   }
 
   /** Loads 1,000,000 rows (10,000 of them expired leases) and times one sweep over them. */
-  private static void sweepFigure(TetherStore store) throws Exception {
-    boolean pg = store.engine() == TetherStore.Engine.POSTGRESQL;
+  private static void sweepFigure(TetherStore store, boolean pg) throws Exception {
     long loadStart = System.nanoTime();
     try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement()) {
       st.execute("DELETE FROM work_item_checkpoints");

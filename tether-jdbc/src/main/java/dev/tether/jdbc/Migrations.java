@@ -1,6 +1,5 @@
-package dev.tether.jdbc.internal;
+package dev.tether.jdbc;
 
-import dev.tether.jdbc.SchemaVersionException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -19,17 +18,17 @@ import org.slf4j.LoggerFactory;
  * Applies the versioned schema scripts under {@code dev/tether/jdbc/migrations/<engine>/} and
  * records each in {@code tether_schema_version}.
  *
- * <p>Safe when several processes start at once: PostgreSQL takes a transaction-scoped advisory
- * lock keyed by the current schema, SQLite runs the whole check-and-apply in one {@code BEGIN
- * IMMEDIATE} transaction (both engines have transactional DDL), so exactly one process applies
- * each version and the others see it applied. A database whose recorded version is newer than
- * {@link #LATEST_VERSION} is refused with {@link SchemaVersionException}.
+ * <p>Safe when several processes start at once: the whole check-and-apply runs in one write
+ * transaction under the engine's migration lock ({@link StoreEngine#lockMigrations}; both engines
+ * have transactional DDL), so exactly one process applies each version and the others see it
+ * applied. A database whose recorded version is newer than {@link #LATEST_VERSION} is refused
+ * with {@link SchemaVersionException}.
  */
-public final class Migrations {
+final class Migrations {
   private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
 
   /** The newest schema version this code knows. */
-  public static final int LATEST_VERSION = 2;
+  static final int LATEST_VERSION = 2;
 
   private static final List<String> SCRIPTS = List.of("V1__work_items.sql", "V2__scheduled.sql");
 
@@ -39,21 +38,16 @@ public final class Migrations {
    * Brings the schema up to {@link #LATEST_VERSION}.
    *
    * @param connection a connection in auto-commit mode; left in auto-commit mode
-   * @param dialect the engine
+   * @param engine the engine
    * @return the version found before migrating (0 for an empty database)
    * @throws SQLException on a database error
    * @throws SchemaVersionException if the database is newer than this code
    */
-  public static int migrate(Connection connection, Dialect dialect) throws SQLException {
-    boolean postgres = dialect == Dialect.POSTGRES;
+  static int migrate(Connection connection, StoreEngine engine) throws SQLException {
     try (Statement st = connection.createStatement()) {
-      if (postgres) {
-        connection.setAutoCommit(false);
-        st.execute("SELECT pg_advisory_xact_lock(hashtext('tether-migrations:' || current_schema()))");
-      } else {
-        st.execute("BEGIN IMMEDIATE");
-      }
+      engine.begin(connection);
       try {
+        engine.lockMigrations(connection);
         st.execute(
             "CREATE TABLE IF NOT EXISTS tether_schema_version (version INTEGER PRIMARY KEY,"
                 + " description TEXT NOT NULL, applied_at_millis BIGINT NOT NULL)");
@@ -68,15 +62,12 @@ public final class Migrations {
         }
         for (int v = current + 1; v <= LATEST_VERSION; v++) {
           String script = SCRIPTS.get(v - 1);
-          String path =
-              "/dev/tether/jdbc/migrations/" + (postgres ? "postgres" : "sqlite") + "/" + script;
+          String path = "/dev/tether/jdbc/migrations/" + engine.migrationScripts() + "/" + script;
           for (String sql : statements(path)) {
             st.execute(sql);
           }
-          try (PreparedStatement ps =
-              connection.prepareStatement(
-                  "INSERT INTO tether_schema_version (version, description, applied_at_millis)"
-                      + " VALUES (?, ?, ?)")) {
+          try (PreparedStatement ps = connection.prepareStatement(
+              "INSERT INTO tether_schema_version (version, description, applied_at_millis) VALUES (?, ?, ?)")) {
             ps.setInt(1, v);
             ps.setString(2, script);
             ps.setLong(3, System.currentTimeMillis());
@@ -84,28 +75,18 @@ public final class Migrations {
           }
           LOG.info("Applied Tether schema migration {} ({})", v, script);
         }
-        if (postgres) {
-          connection.commit();
-        } else {
-          st.execute("COMMIT");
-        }
+        engine.commit(connection);
         return current;
       } catch (SQLException | RuntimeException e) {
         try {
-          if (postgres) {
-            connection.rollback();
-          } else {
-            st.execute("ROLLBACK");
-          }
+          engine.rollback(connection);
         } catch (SQLException suppressed) {
           e.addSuppressed(suppressed);
         }
         throw e;
       }
     } finally {
-      if (postgres) {
-        connection.setAutoCommit(true);
-      }
+      engine.afterTransaction(connection);
     }
   }
 

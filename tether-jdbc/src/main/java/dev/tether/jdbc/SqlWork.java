@@ -1,4 +1,4 @@
-package dev.tether.jdbc.internal;
+package dev.tether.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -9,7 +9,7 @@ import java.sql.SQLException;
  * @param <T> the result type
  */
 @FunctionalInterface
-public interface SqlWork<T> {
+interface SqlWork<T> {
   /**
    * Runs the work.
    *

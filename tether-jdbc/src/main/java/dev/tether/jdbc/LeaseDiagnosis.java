@@ -1,0 +1,94 @@
+package dev.tether.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Works out why a conditional update on (id, token, status) matched no row, and turns that into
+ * the exception the caller gets: the lease was taken over ({@link LeaseConflictException}), it is
+ * no longer held or the item is gone ({@link LeaseExpiredException}), or this lease already
+ * finalized the item ({@link ItemFinalizedException}). Stateless apart from the engine, so
+ * thread-safe.
+ */
+final class LeaseDiagnosis {
+  private final StoreEngine engine;
+
+  LeaseDiagnosis(StoreEngine engine) {
+    this.engine = engine;
+  }
+
+  /**
+   * The outcome of each of {@code attempted}, in order, after one statement applied {@code
+   * applied}: null for each applied, the diagnosis of each other. A row is updated at most once
+   * per statement, so of two attempts on one lease the first succeeds and the second is
+   * diagnosed (already finalized), as if they had run in sequence. Empties {@code applied}.
+   */
+  List<TetherStoreException> outcomes(
+      Connection c, List<LeaseKey> attempted, Set<LeaseKey> applied, String operation)
+      throws SQLException {
+    List<TetherStoreException> out = new ArrayList<>(attempted.size());
+    for (LeaseKey k : attempted) {
+      out.add(applied.remove(k) ? null : diagnose(c, k.id(), k.token(), operation));
+    }
+    return out;
+  }
+
+  /** Works out why a conditional {@code operation} on (id, token) matched nothing. */
+  TetherStoreException diagnose(Connection c, long id, long token, String operation)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT status, lease_token, lease_holder, lease_expires_at FROM work_items WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return new LeaseExpiredException(
+              "cannot " + operation + " work item " + id + " with lease token " + token
+                  + ": the item no longer exists (purged or deleted by retention); stop working on it",
+              id, token, null, null);
+        }
+        String status = rs.getString("status");
+        Long current = ItemReads.getLongOrNull(rs, "lease_token");
+        String holder = rs.getString("lease_holder");
+        boolean inProgress = WorkStatus.IN_PROGRESS.dbValue().equals(status);
+        if (inProgress && current != null && current != token) {
+          return new LeaseConflictException(
+              "cannot " + operation + " work item " + id + " with lease token " + token
+                  + ": it is held by " + holder + " with another lease (token " + current
+                  + ", expires " + engine.getInstant(rs, "lease_expires_at")
+                  + "); your lease expired and was taken over, stop working on it",
+              id, token, holder, current);
+        }
+        boolean finished = WorkStatus.COMPLETED.dbValue().equals(status)
+            || WorkStatus.FAILED.dbValue().equals(status);
+        if (finished && current != null && current == token) {
+          return new ItemFinalizedException(id, token, status);
+        }
+        if (inProgress && current != null && current == token) {
+          return new IllegalStateLeaseException(
+              "conditional " + operation + " of work item " + id + " with its current token " + token
+                  + " matched no row although the lease is held; indicates a bug");
+        }
+        return new LeaseExpiredException(
+            "cannot " + operation + " work item " + id + " with lease token " + token
+                + ": the lease is no longer held (the item is now '" + status
+                + "'; it expired and was reclaimed, was handed back, or was finalized through"
+                + " another lease); stop working on it",
+            id, token, status, holder);
+      }
+    }
+  }
+
+  /** Thrown for states that cannot happen; indicates a bug. */
+  static final class IllegalStateLeaseException extends TetherStoreException {
+    private static final long serialVersionUID = 1L;
+
+    IllegalStateLeaseException(String message) {
+      super(message);
+    }
+  }
+}

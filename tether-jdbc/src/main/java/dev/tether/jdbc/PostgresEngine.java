@@ -1,0 +1,442 @@
+package dev.tether.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The PostgreSQL engine: the database many worker machines share. Instants are {@code
+ * timestamptz} and the clock is the database's ({@code clock_timestamp()}, the wall time of the
+ * call), so that expiry never compares two machines' clocks. Picks lock their rows {@code FOR
+ * UPDATE SKIP LOCKED}; write transactions are ordinary ones (auto-commit off). The hot paths are
+ * one auto-committed statement each, one round trip: a keyless enqueue (with its {@code NOTIFY}),
+ * an unfiltered acquisition, a group of completions, a group of completions with acquisitions
+ * from one queue ({@link PostgresAcquisitions}), a batch of renewals; batches bind one array per
+ * column ({@link PostgresInserts}, {@link PostgresLeaseBatches}). Enqueues notify a channel that
+ * other processes' stores listen on. Thread-safe.
+ */
+final class PostgresEngine implements StoreEngine {
+  private static final Logger LOG = LoggerFactory.getLogger(PostgresEngine.class);
+
+  /** The channel enqueues notify and receivers listen on. */
+  static final String CHANNEL = "tether_items";
+
+  /**
+   * Promotes up to 1,000 of the queue's scheduled (delayed) pending items due at {@code now},
+   * earliest due first (see {@link SqliteEngine#PROMOTE}). The rows are taken {@code SKIP
+   * LOCKED}: a concurrent acquisition promoting them is not waited for (it promotes them), so
+   * promotions never queue behind each other or deadlock with a transaction that holds other
+   * rows. The ids go in as an array (an init plan), so that the UPDATE finds them by primary key
+   * whatever the planner guesses of the due count: with {@code id IN (subquery)} inside a CTE
+   * the planner chose a hash join against a scan of the table. Parameters: queue, now.
+   */
+  static final String PROMOTE =
+      "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id = ANY (ARRAY(SELECT id"
+          + " FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
+          + " ORDER BY available_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED))";
+
+  private final TetherStoreConfig config;
+  private final PostgresAcquisitions acquisitions;
+  private final PostgresInserts inserts;
+  private final PostgresLeaseBatches batches;
+
+  PostgresEngine(TetherStoreConfig config) {
+    this.config = config;
+    this.acquisitions = new PostgresAcquisitions(this, new LeaseDiagnosis(this));
+    this.inserts = new PostgresInserts(this);
+    this.batches = new PostgresLeaseBatches(this);
+  }
+
+  @Override
+  public TetherStore.Engine kind() {
+    return TetherStore.Engine.POSTGRESQL;
+  }
+
+  @Override
+  public String toString() {
+    return "POSTGRES";
+  }
+
+  /** The one-statement acquisitions (tests). */
+  PostgresAcquisitions acquisitions() {
+    return acquisitions;
+  }
+
+  // ------------------------------------------------------------------ connections and pool
+
+  @Override
+  public void configurePool(HikariConfig pool, String url) {
+    pool.setJdbcUrl(url);
+    pool.setMaximumPoolSize(config.maximumPoolSize() > 0
+        ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE);
+  }
+
+  @Override
+  public boolean retryOpen(RuntimeException failure) {
+    return false;
+  }
+
+  @Override
+  public void initialize(Connection c) {}
+
+  @Override
+  public void prepare(Connection c) {}
+
+  @Override
+  public Statements groupStatements() {
+    return Statements.FRESH; // the driver keeps server-side prepared statements by text
+  }
+
+  @Override
+  public void close() {}
+
+  /**
+   * Bounds the read by a network timeout, so that a server that stopped answering does not hold
+   * the caller until TCP gives up.
+   */
+  @Override
+  public <T> T boundedRead(Connection c, Duration timeout, SqlWork<T> work) throws SQLException {
+    int before = c.getNetworkTimeout();
+    c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    try {
+      return work.run(c);
+    } finally {
+      try {
+        c.setNetworkTimeout(Runnable::run, before);
+      } catch (SQLException e) { // the connection broke: the pool drops it
+        LOG.debug("Could not reset the network timeout of a probed connection", e);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ write transactions
+
+  /** Row locks serialize what must be serialized; writers run in parallel. */
+  @Override
+  public void acquireWriteLock() {}
+
+  @Override
+  public void releaseWriteLock() {}
+
+  @Override
+  public void begin(Connection c) throws SQLException {
+    c.setAutoCommit(false);
+  }
+
+  @Override
+  public void commit(Connection c) throws SQLException {
+    c.commit();
+  }
+
+  @Override
+  public void rollback(Connection c) throws SQLException {
+    c.rollback();
+  }
+
+  @Override
+  public void afterTransaction(Connection c) {
+    try {
+      c.setAutoCommit(true);
+    } catch (SQLException e) {
+      LOG.debug("Could not reset auto-commit on a pooled connection", e);
+    }
+  }
+
+  /** A transaction-scoped advisory lock keyed by the current schema. */
+  @Override
+  public void lockMigrations(Connection c) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("SELECT pg_advisory_xact_lock(hashtext('tether-migrations:' || current_schema()))");
+    }
+  }
+
+  @Override
+  public String migrationScripts() {
+    return "postgres";
+  }
+
+  // ------------------------------------------------------------------ how the hot paths run
+
+  /**
+   * A keyless item in one auto-committed statement: the insert reads the clock and sends the
+   * notification itself (one round trip, as atomic and durable as a transaction).
+   */
+  @Override
+  public long enqueue(TetherStore store, String what, NewWorkItem item, Clock clock) {
+    if (item.idempotencyKey() != null) {
+      return store.insertInTransaction(what, item, clock);
+    }
+    return store.writeOneStatement(what,
+        c -> inserts.insertOne(c, item, clock == null ? null : store.now(c, clock), notificationChannel()));
+  }
+
+  /**
+   * With group commit on and no filters, in the group committer's next group (one statement with
+   * concurrent completions, one commit for all); else without filters as one auto-committed
+   * statement. The full acquisition runs in a transaction of its own when the request filters or
+   * the queue holds expired leases or due scheduled items.
+   */
+  @Override
+  public List<Lease> acquire(TetherStore store, String what, AcquireRequest request, String holder, Clock clock) {
+    boolean unfiltered = request.workType() == null && request.taskId() == null;
+    if (unfiltered && config.groupCommit()) {
+      return store.committer().acquire(request, holder, clock);
+    }
+    if (unfiltered) {
+      Optional<List<Lease>> taken = store.writeOneStatement(what,
+          c -> acquisitions.acquire(c, request, holder, clock == null ? null : store.now(c, clock)));
+      if (taken.isPresent()) {
+        return taken.get();
+      }
+    }
+    return store.acquireInTransaction(what, request, holder, clock);
+  }
+
+  /**
+   * A group of completions without output on one clock is one auto-committed UPDATE (no COMMIT
+   * round trip); with acquisitions from one queue (no filters) too, it is one statement with
+   * them: one round trip and one WAL flush for the whole group instead of a commit per
+   * acquisition beside the group's. Anything else runs in a transaction of its own.
+   */
+  @Override
+  public List<TetherStoreException> commitGroup(TetherStore store, GroupCommitter.Group group) {
+    if (!group.acquisitions().isEmpty() && group.oneClockNoOutput() && group.oneQueueUnfiltered()) {
+      return commitFused(store, group);
+    }
+    if (group.acquisitions().isEmpty() && group.oneClockNoOutput()) {
+      return store.writeOneStatement(group.what(), c -> group.complete(c, store));
+    }
+    return group.commitInTransaction(store);
+  }
+
+  /**
+   * The fused group statement, at one reading of the group's clock (null: the database clock,
+   * read by the statement). Sets each acquisition's leases; returns the completions' refusals.
+   * When the queue needs the full acquisition the statement takes nothing (its completions still
+   * commit); each acquisition then runs the full acquisition (which redelivers or fails the
+   * expired items and promotes the due ones) in a transaction of its own, and only its own
+   * failure is set on it.
+   */
+  private List<TetherStoreException> commitFused(TetherStore store, GroupCommitter.Group group) {
+    List<LeaseKey> completions = new ArrayList<>(group.completions().size());
+    for (GroupCommitter.Completion x : group.completions()) {
+      completions.add(new LeaseKey(x.id, x.token));
+    }
+    List<PostgresAcquisitions.Take> takes = new ArrayList<>(group.acquisitions().size());
+    for (GroupCommitter.Completion a : group.acquisitions()) {
+      takes.add(new PostgresAcquisitions.Take(a.holder, a.acquire.leaseDuration(), a.acquire.maxItems()));
+    }
+    String queue = group.acquisitions().get(0).acquire.queue();
+    Clock clock = group.clock();
+    PostgresAcquisitions.Fused out = store.writeOneStatement(group.what(), c -> acquisitions.completeAndAcquire(
+        c, completions, queue, takes, clock == null ? null : store.now(c, clock)));
+    group.countFused();
+    for (int i = 0; i < group.acquisitions().size(); i++) {
+      GroupCommitter.Completion a = group.acquisitions().get(i);
+      if (!out.expired()) {
+        a.leases = out.leases().get(i);
+        continue;
+      }
+      try {
+        a.leases = store.acquireInTransaction("acquiring from queue '" + queue + "'", a.acquire, a.holder, a.clock);
+      } catch (RuntimeException e) {
+        a.error = e;
+      }
+    }
+    return out.refusals();
+  }
+
+  /** A batch of renewals is one UPDATE: auto-commit saves the COMMIT round trip. */
+  @Override
+  public <T> T writeRenewals(TetherStore store, String what, SqlWork<T> work) {
+    return store.writeOneStatement(what, work);
+  }
+
+  // ------------------------------------------------------------------ clock and notifications
+
+  @Override
+  public Instant now(Connection c) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT clock_timestamp()")) {
+      rs.next();
+      return rs.getObject(1, OffsetDateTime.class).toInstant().truncatedTo(ChronoUnit.MILLIS);
+    }
+  }
+
+  /** Null: the statement reads {@code clock_timestamp()} itself, without a round trip of its own. */
+  @Override
+  public Instant statementInstant(Connection c) {
+    return null;
+  }
+
+  @Override
+  public boolean notifies() {
+    return config.notifications();
+  }
+
+  @Override
+  public String notificationChannel() {
+    return notifies() ? CHANNEL : null;
+  }
+
+  /** {@code NOTIFY}: delivered at commit, dropped on rollback. */
+  @Override
+  public void notifyItems(Connection c) throws SQLException {
+    if (notifies()) {
+      try (Statement st = c.createStatement()) {
+        st.execute("NOTIFY " + CHANNEL);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ errors
+
+  @Override
+  public boolean isConnectionLoss(SQLException e) {
+    return connectionLost(e);
+  }
+
+  /**
+   * The server is shutting down, restarting or starting up (SQLState class 57P: 57P01
+   * "terminating connection due to administrator command" on a restart).
+   */
+  static boolean connectionLost(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && state.startsWith("57P");
+  }
+
+  /**
+   * Insufficient resources (class 53: disk full, out of memory, too many connections), system
+   * errors (class 58: I/O) and corruption (XX001, XX002).
+   */
+  @Override
+  public boolean isDatabaseFault(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && (state.startsWith("53") || state.startsWith("58")
+        || "XX001".equals(state) || "XX002".equals(state));
+  }
+
+  /** A deadlock victim or a serialization failure (SQLState 40P01 / 40001). */
+  @Override
+  public boolean isRetryableAbort(SQLException e) {
+    String state = e.getSQLState();
+    return "40P01".equals(state) || "40001".equals(state);
+  }
+
+  // ------------------------------------------------------------------ binding
+
+  @Override
+  public void setInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
+    if (instant == null) {
+      ps.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
+    } else {
+      ps.setObject(index, OffsetDateTime.ofInstant(instant.truncatedTo(ChronoUnit.MILLIS), ZoneOffset.UTC));
+    }
+  }
+
+  @Override
+  public Instant getInstant(ResultSet rs, String column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  @Override
+  public void setBytes(PreparedStatement ps, int index, byte[] bytes) throws SQLException {
+    if (bytes == null) {
+      ps.setNull(index, Types.BINARY);
+    } else {
+      ps.setBytes(index, bytes);
+    }
+  }
+
+  // ------------------------------------------------------------------ SQL that differs
+
+  @Override
+  public String skipLocked() {
+    return " FOR UPDATE SKIP LOCKED";
+  }
+
+  @Override
+  public String forUpdate() {
+    return " FOR UPDATE";
+  }
+
+  @Override
+  public String promoteSql() {
+    return PROMOTE;
+  }
+
+  @Override
+  public void lockQueue(Connection c, String queue) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext('tether-queue:' || ?))")) {
+      ps.setString(1, queue);
+      ps.execute();
+    }
+  }
+
+  @Override
+  public int insertChunk() {
+    return PostgresInserts.CHUNK;
+  }
+
+  @Override
+  public List<Long> insertRun(Connection c, List<NewWorkItem> run, Instant now) throws SQLException {
+    return inserts.insertRun(c, run, now);
+  }
+
+  /**
+   * Always true: here the full acquisition runs mostly after the one-statement check found an
+   * expired lease or a due scheduled item, so a probe would mostly cost a round trip for nothing.
+   */
+  @Override
+  public boolean mayHoldExpiredLeases(Connection c, Statements statements, String queue, Instant now) {
+    return true;
+  }
+
+  @Override
+  public Set<Long> takePending(Connection c, Statements statements, List<Lease> picked, String holder,
+      Instant now, Instant expires) throws SQLException {
+    return batches.takeAll(c, picked, holder, now, expires);
+  }
+
+  @Override
+  public List<ExpiredLeases.Expired> reclaimRows(
+      Connection c, List<ExpiredLeases.Expired> expired, Instant now) throws SQLException {
+    return batches.reclaimAll(c, expired, now);
+  }
+
+  @Override
+  public void insertCheckpoints(Connection c, String kind, List<Checkpoints.Entry> entries, Instant now)
+      throws SQLException {
+    batches.insertCheckpoints(c, kind, entries, now);
+  }
+
+  @Override
+  public Optional<Set<LeaseKey>> completeInOneStatement(Connection c, List<LeaseBatches.Finish> finishes)
+      throws SQLException {
+    return batches.completeAll(c, finishes);
+  }
+
+  @Override
+  public Optional<Map<LeaseKey, Instant>> renewInOneStatement(Connection c, List<LeaseBatches.Renewal> renewals)
+      throws SQLException {
+    return Optional.of(batches.renewAll(c, renewals));
+  }
+}

@@ -1,0 +1,132 @@
+package dev.tether.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * PostgreSQL's enqueues that SQLite has no form for: one keyless item in one auto-committed
+ * statement that also reads the clock and sends the notification (one round trip), and a run of
+ * keyless items in one statement with one array per column. Stateless apart from the engine, so
+ * thread-safe.
+ */
+final class PostgresInserts {
+  /** Rows per one-statement array INSERT of a batch enqueue. */
+  static final int CHUNK = 2000;
+
+  /**
+   * One keyless item: the instant is the parameter or, when null, the database clock read by the
+   * statement itself, and the notification (when a channel is given) is sent by the same
+   * statement, so that auto-committed it is one round trip. Parameters: now, queue, task, type,
+   * priority, max attempts, delay millis, reply-to, input, whether delayed (scheduled), channel
+   * (or null: no notification).
+   */
+  private static final String INSERT_ONE =
+      "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
+          + " ins AS (INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled)"
+          + " SELECT ?, ?, ?, 'pending', ?, 0, ?, t.now + ?::bigint * interval '1 millisecond', ?, ?,"
+          + " t.now, t.now, ? FROM t RETURNING id)"
+          + " SELECT ins.id, CASE WHEN n.channel IS NOT NULL THEN pg_notify(n.channel, '') END"
+          + " FROM ins, (SELECT ?::text AS channel) n";
+
+  /**
+   * A run of keyless items, one array per column, inserted in array order; an item is {@code
+   * scheduled} when delayed ({@link Inserts#scheduled}). Parameters: now, now, now, then the arrays.
+   */
+  private static final String INSERT_ALL =
+      "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled)"
+          + " SELECT v.queue, v.task_id, v.work_type, 'pending', v.priority, 0, v.max_attempts,"
+          + " ?::timestamptz + v.delay_ms * interval '1 millisecond', v.reply_to, v.input_data, ?, ?,"
+          + " v.delay_ms > 0"
+          + " FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::bigint[], ?::text[],"
+          + " ?::bytea[]) WITH ORDINALITY AS v(queue, task_id, work_type, priority, max_attempts,"
+          + " delay_ms, reply_to, input_data, ord) ORDER BY v.ord RETURNING id";
+
+  private final StoreEngine engine;
+
+  PostgresInserts(StoreEngine engine) {
+    this.engine = engine;
+  }
+
+  /**
+   * Inserts one item without an idempotency key in one statement; returns its id.
+   *
+   * @param now the instant, or null for the database clock at the statement
+   * @param notifyChannel the channel to notify once committed, or null
+   */
+  long insertOne(Connection c, NewWorkItem item, Instant now, String notifyChannel) throws SQLException {
+    if (item.idempotencyKey() != null) {
+      throw new IllegalArgumentException("the one-statement insert is for items without an idempotency key");
+    }
+    try (PreparedStatement ps = c.prepareStatement(INSERT_ONE)) {
+      engine.setInstant(ps, 1, now);
+      ps.setString(2, item.queue());
+      ps.setString(3, item.taskId());
+      ps.setString(4, item.workType());
+      ps.setInt(5, item.priority());
+      ps.setInt(6, item.maxAttempts());
+      ps.setLong(7, item.delay().toMillis());
+      ps.setString(8, item.replyTo());
+      engine.setBytes(ps, 9, item.inputUnsafe());
+      ps.setBoolean(10, Inserts.scheduled(item));
+      ps.setString(11, notifyChannel);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new IllegalStateException("insert of an item on queue '" + item.queue()
+              + "' returned no id; indicates a bug");
+        }
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /** Inserts a run of keyless items in one statement; returns their ids in any order. */
+  List<Long> insertRun(Connection c, List<NewWorkItem> run, Instant now) throws SQLException {
+    int n = run.size();
+    String[] queues = new String[n];
+    String[] taskIds = new String[n];
+    String[] workTypes = new String[n];
+    Integer[] priorities = new Integer[n];
+    Integer[] maxAttempts = new Integer[n];
+    Long[] delays = new Long[n];
+    String[] replyTos = new String[n];
+    byte[][] inputs = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      NewWorkItem item = run.get(i);
+      queues[i] = item.queue();
+      taskIds[i] = item.taskId();
+      workTypes[i] = item.workType();
+      priorities[i] = item.priority();
+      maxAttempts[i] = item.maxAttempts();
+      delays[i] = item.delay().toMillis();
+      replyTos[i] = item.replyTo();
+      inputs[i] = item.inputUnsafe();
+    }
+    List<Long> ids = new ArrayList<>(n);
+    try (PreparedStatement ps = c.prepareStatement(INSERT_ALL)) {
+      engine.setInstant(ps, 1, now);
+      engine.setInstant(ps, 2, now);
+      engine.setInstant(ps, 3, now);
+      ps.setArray(4, c.createArrayOf("text", queues));
+      ps.setArray(5, c.createArrayOf("text", taskIds));
+      ps.setArray(6, c.createArrayOf("text", workTypes));
+      ps.setArray(7, c.createArrayOf("int4", priorities));
+      ps.setArray(8, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(9, c.createArrayOf("bigint", delays));
+      ps.setArray(10, c.createArrayOf("text", replyTos));
+      ps.setArray(11, c.createArrayOf("bytea", inputs));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+    }
+    return ids;
+  }
+}
