@@ -259,7 +259,7 @@ class CliGarbagePropertyTest {
             "30s", "5m", "1h", "PT1M", "0s", "-5s", "1y", "s", "1.5s", "999999999999999h",
             "PT-1S", "P1D", "10ms", "9223372036854775807s", "1 s")),
         net.jqwik.api.Tuple.of(2, Arbitraries.of(
-            "default", "builds", "a.b_c:d-e", "-q", ".q", "q q", "q;DROP TABLE work_items", "日本",
+            "default", "builds", "a.b_c:d-e", "-q", ".q", "q q", "q;DROP TABLE tether_work_items", "日本",
             "é", "q\nq", "x".repeat(129), "pending", "failed", "completed", "in_progress",
             "process", "output", "A=1", "=1", "A", "PATH=/tmp")),
         net.jqwik.api.Tuple.of(1, Arbitraries.of(

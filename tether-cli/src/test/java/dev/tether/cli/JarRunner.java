@@ -128,7 +128,7 @@ final class JarRunner {
   /** Reads one column of one item straight from the store in {@code db}; null while it is locked. */
   String column(Path db, long id, String column) throws SQLException {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
-        PreparedStatement ps = c.prepareStatement("SELECT " + column + " FROM work_items WHERE id = ?")) {
+        PreparedStatement ps = c.prepareStatement("SELECT " + column + " FROM tether_work_items WHERE id = ?")) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) : null;
@@ -152,7 +152,7 @@ final class JarRunner {
 
   List<String> checkpointKinds(long id) throws SQLException {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
-        PreparedStatement ps = c.prepareStatement("SELECT kind FROM work_item_checkpoints WHERE item_id = ? ORDER BY id")) {
+        PreparedStatement ps = c.prepareStatement("SELECT kind FROM tether_work_item_checkpoints WHERE item_id = ? ORDER BY id")) {
       ps.setLong(1, id);
       List<String> out = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {

@@ -59,7 +59,7 @@ class ModuleBoundaryTest {
   @Test
   void noMainSourceRunsItsOwnSqlOnTheStoreTables() throws IOException {
     assertThat(offending(STORE_SQL))
-        .as("CLI main sources with SQL on work_items/work_item_checkpoints (add it to tether-jdbc's API)")
+        .as("CLI main sources with SQL on tether_work_items/tether_work_item_checkpoints (add it to tether-jdbc's API)")
         .isEmpty();
   }
 
@@ -68,8 +68,8 @@ class ModuleBoundaryTest {
     assertThat(JDBC_INTERNAL.matcher("import dev.tether.jdbc.internal.Dialect;").find()).isTrue();
     assertThat(JDBC_INTERNAL.matcher("Dialect d = dev.tether.jdbc.internal.Dialect.SQLITE;").find()).isTrue();
     assertThat(JDBC_INTERNAL.matcher("import dev.tether.jdbc.QueueMonitor;").find()).isFalse();
-    assertThat(STORE_SQL.matcher("\"SELECT id, queue FROM work_items WHERE 1 = 1\"").find()).isTrue();
-    assertThat(STORE_SQL.matcher("\"DELETE FROM work_item_checkpoints WHERE item_id IN\"").find()).isTrue();
+    assertThat(STORE_SQL.matcher("\"SELECT id, queue FROM tether_work_items WHERE 1 = 1\"").find()).isTrue();
+    assertThat(STORE_SQL.matcher("\"DELETE FROM tether_work_item_checkpoints WHERE item_id IN\"").find()).isTrue();
     assertThat(STORE_SQL.matcher("// updates rows in place").find()).isFalse();
   }
 }

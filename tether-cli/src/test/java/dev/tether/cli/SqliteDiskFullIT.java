@@ -60,7 +60,7 @@ class SqliteDiskFullIT {
     Map<String, Long> m = new HashMap<>();
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT status, COUNT(*) FROM work_items GROUP BY status")) {
+        ResultSet rs = s.executeQuery("SELECT status, COUNT(*) FROM tether_work_items GROUP BY status")) {
       while (rs.next()) {
         m.put(rs.getString(1), rs.getLong(2));
       }

@@ -34,9 +34,9 @@ import net.jqwik.api.statistics.Statistics;
  */
 public abstract class MailboxBadInputTest {
   static final List<String> BODIES = List.of(
-      "", " ", "plain", "héllo wörld ✓ 日本語 🎉", "'; DROP TABLE work_items; --", "\" OR \"1\"=\"1",
+      "", " ", "plain", "héllo wörld ✓ 日本語 🎉", "'; DROP TABLE tether_work_items; --", "\" OR \"1\"=\"1",
       "100% _done_ \\ \\\\", "a\u0000b", "line\r\nbreak", "x".repeat(64 * 1024),
-      "Robert'); DELETE FROM work_item_checkpoints;--", "$$ LANGUAGE plpgsql; $$");
+      "Robert'); DELETE FROM tether_work_item_checkpoints;--", "$$ LANGUAGE plpgsql; $$");
   static final List<Duration> DURATIONS = List.of(
       Duration.ofNanos(-1), Duration.ofSeconds(-5), Duration.ZERO, Duration.ofSeconds(30),
       Mailbox.MAX_VISIBILITY_TIMEOUT, Mailbox.MAX_VISIBILITY_TIMEOUT.plusNanos(1),

@@ -15,9 +15,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The full acquisition, in the caller's write transaction: promotes due scheduled items, fails
- * expired leases that were their item's last delivery, then picks pending items and expired
- * leases with deliveries left by priority and age and leases each with a new token (a takeover
- * for an expired lease, with its checkpoint). Every path that cannot take the engine's shorter
+ * expired leases that were their item's last charged attempt, then picks pending items and
+ * expired leases with attempts left by priority and age and leases each with a new token,
+ * charging the new delivery (a takeover for an expired lease, with its checkpoint). Every path that cannot take the engine's shorter
  * way ends here. Stateless apart from its collaborators, so thread-safe.
  */
 final class Acquisitions {
@@ -33,15 +33,15 @@ final class Acquisitions {
   private static final SecureRandom TOKENS = new SecureRandom();
 
   private static final String TAKE_OVER =
-      "UPDATE work_items SET lease_holder = ?, lease_token = ?, lease_acquired_at = ?,"
+      "UPDATE tether_work_items SET lease_holder = ?, lease_token = ?, lease_acquired_at = ?,"
           + " lease_expires_at = ?, heartbeat_at = ?, delivery_count = delivery_count + 1,"
-          + " updated_at = ? WHERE id = ? AND status = 'in_progress' AND lease_token = ?"
-          + " AND lease_expires_at <= ?";
+          + " attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'in_progress'"
+          + " AND lease_token = ? AND lease_expires_at <= ?";
 
   private static final String CANDIDATE_COLUMNS =
-      "SELECT id, queue, task_id, work_type, priority, delivery_count, max_attempts, input_data,"
-          + " reply_to, created_at, lease_holder, lease_token, heartbeat_at, lease_expires_at"
-          + " FROM work_items WHERE queue = ?";
+      "SELECT id, queue, task_id, work_type, priority, delivery_count, attempts, max_attempts,"
+          + " input_data, reply_to, created_at, lease_holder, lease_token, heartbeat_at,"
+          + " lease_expires_at, progress, reply_of, reply_error FROM tether_work_items WHERE queue = ?";
 
   private final StoreEngine engine;
   private final Statements statements;
@@ -75,7 +75,7 @@ final class Acquisitions {
     if (pending) {
       sql.append(" AND status = 'pending' AND scheduled = FALSE AND available_at <= ?");
     } else {
-      sql.append(" AND status = 'in_progress' AND lease_expires_at <= ? AND delivery_count < max_attempts");
+      sql.append(" AND status = 'in_progress' AND lease_expires_at <= ? AND attempts < max_attempts");
     }
     if (byWorkType) {
       sql.append(" AND work_type = ?");
@@ -177,8 +177,8 @@ final class Acquisitions {
       return false;
     }
     checkpoints.insert(c, Checkpoint.LEASE_EXPIRED, new Checkpoints.Entry(e.id(), e.holder(), e.token(),
-        e.deliveryCount(), e.heartbeatAt(), "lease expired at " + e.expiresAt() + " on delivery "
-            + e.deliveryCount() + " of " + e.maxAttempts() + "; redelivered to " + holder), now);
+        e.deliveryCount(), e.heartbeatAt(), "lease expired at " + e.expiresAt() + " on attempt "
+            + e.attempts() + " of " + e.maxAttempts() + "; redelivered to " + holder), now);
     return true;
   }
 
@@ -211,12 +211,16 @@ final class Acquisitions {
               rs.getString("work_type"),
               rs.getInt("priority"),
               rs.getInt("delivery_count") + 1,
+              rs.getInt("attempts") + 1,
               rs.getInt("max_attempts"),
               now,
               expires,
               rs.getBytes("input_data"),
               rs.getString("reply_to"),
-              engine.getInstant(rs, "created_at"));
+              engine.getInstant(rs, "created_at"),
+              rs.getBytes("progress"),
+              ItemReads.getLongOrNull(rs, "reply_of"),
+              rs.getBoolean("reply_error"));
           out.add(new Candidate(lease, pending ? null : expiredLeases.read(rs, id)));
         }
       }

@@ -3,14 +3,16 @@ package dev.tether.jdbc;
 import java.time.Instant;
 
 /**
- * One entry of a work item's audit trail: how one attempt ended other than by success (lease
+ * One entry of a work item's audit trail: how one delivery ended other than by success (lease
  * expired, released as failed, handed back, dead-lettered) or an operator action (redriven,
- * cancelled).
+ * cancelled). Not to be confused with a progress checkpoint ({@link
+ * dev.tether.loop.WorkContext#checkpoint}), which records a handler's progress.
  *
  * @param id the checkpoint id
  * @param itemId the work item
- * @param kind {@code lease_expired}, {@code released_failed}, {@code nacked}, {@code
- *     dead_lettered}, {@code redriven} or {@code cancelled}
+ * @param kind {@code lease_expired}, {@code released_failed}, {@code handed_back},
+ *     {@code dead_lettered}, {@code redriven} or {@code cancelled} ({@code nacked} in stores
+ *     written before hand-backs were told apart from failures)
  * @param leaseHolder the worker that held the lease, or null
  * @param leaseToken the lease token, or null
  * @param deliveryCount the item's delivery count at that moment
@@ -32,8 +34,8 @@ public record Checkpoint(
   public static final String LEASE_EXPIRED = "lease_expired";
   /** Kind written when a worker releases an item as failed. */
   public static final String RELEASED_FAILED = "released_failed";
-  /** Kind written when a worker hands an item back without counting a failure. */
-  public static final String NACKED = "nacked";
+  /** Kind written when a worker hands an item back without charging the attempt (shutdown, drain). */
+  public static final String HANDED_BACK = "handed_back";
   /** Kind written when a worker dead-letters an item. */
   public static final String DEAD_LETTERED = "dead_lettered";
   /** Kind written when an operator requeues a failed item. */

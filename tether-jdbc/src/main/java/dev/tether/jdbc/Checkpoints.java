@@ -16,7 +16,7 @@ import java.util.List;
 final class Checkpoints {
   /** One checkpoint row: parameters, in order, item, kind, holder, token, deliveries, heartbeat, reason, now. */
   static final String INSERT =
-      "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
+      "INSERT INTO tether_work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
           + " delivery_count, heartbeat_at, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 
   /**
@@ -67,7 +67,7 @@ final class Checkpoints {
   List<Checkpoint> of(Connection c, long itemId) throws SQLException {
     List<Checkpoint> out = new ArrayList<>();
     try (PreparedStatement ps =
-        c.prepareStatement("SELECT * FROM work_item_checkpoints WHERE item_id = ? ORDER BY id")) {
+        c.prepareStatement("SELECT * FROM tether_work_item_checkpoints WHERE item_id = ? ORDER BY id")) {
       ps.setLong(1, itemId);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -10,7 +10,8 @@ import java.util.List;
 
 /**
  * Expiry is redelivery: finds leases that expired and reclaims them, each into a retry ({@code
- * pending}) or, on its last delivery, a failure, with one {@code lease_expired} checkpoint each.
+ * pending}) or, when the expired delivery was the item's last charged attempt, a failure (with an
+ * error reply to its requester, if it has one), with one {@code lease_expired} checkpoint each.
  * Shared by {@link RecoverySweep} and the full acquisition ({@link Acquisitions}), so both reach
  * the same outcome for the same item. Methods run on the caller's connection inside the caller's
  * transaction. Stateless apart from the engine and the statement source, so thread-safe.
@@ -23,7 +24,9 @@ final class ExpiredLeases {
    * @param holder the lease holder
    * @param token the lease token
    * @param deliveryCount the item's deliveries, this one included
+   * @param attempts the item's charged attempts, this delivery included (expiry is charged)
    * @param maxAttempts the item's budget
+   * @param replyTo the item's reply-to queue, or null
    * @param heartbeatAt the lease's last heartbeat
    * @param expiresAt when the lease expired
    */
@@ -32,26 +35,29 @@ final class ExpiredLeases {
       String holder,
       long token,
       int deliveryCount,
+      int attempts,
       int maxAttempts,
       Instant heartbeatAt,
-      Instant expiresAt) {
+      Instant expiresAt,
+      String replyTo) {
 
-    /** Whether this delivery was the item's last: reclaiming it fails the item. */
+    /** Whether this delivery was the item's last charged attempt: reclaiming it fails the item. */
     boolean isLast() {
-      return deliveryCount >= maxAttempts;
+      return attempts >= maxAttempts;
     }
 
     /** The item's error message once reclaimed. */
     String reason() {
       return "lease of " + holder + " (token " + token + ") expired at " + expiresAt
-          + " on delivery " + deliveryCount + " of " + maxAttempts + ", last heartbeat "
-          + heartbeatAt + (isLast() ? "; no attempts left, failed" : "; requeued");
+          + " on attempt " + attempts + " of " + maxAttempts + " (delivery " + deliveryCount
+          + "), last heartbeat " + heartbeatAt
+          + (isLast() ? "; no attempts left, failed" : "; requeued");
     }
 
     /** The checkpoint of its reclaim. */
     Checkpoints.Entry checkpoint() {
       return new Checkpoints.Entry(id, holder, token, deliveryCount, heartbeatAt,
-          "lease expired at " + expiresAt + " on delivery " + deliveryCount + " of " + maxAttempts
+          "lease expired at " + expiresAt + " on attempt " + attempts + " of " + maxAttempts
               + (isLast() ? "; no attempts left: failed" : "; requeued"));
     }
   }
@@ -61,21 +67,23 @@ final class ExpiredLeases {
 
   private final StoreEngine engine;
   private final Statements statements;
+  private final Replies replies;
 
-  ExpiredLeases(StoreEngine engine, Statements statements) {
+  ExpiredLeases(StoreEngine engine, Statements statements, Replies replies) {
     this.engine = engine;
     this.statements = statements;
+    this.replies = replies;
   }
 
   /**
    * The expired leases, earliest expiry first, of one queue or (for the sweep) of all, optionally
-   * only those on their last delivery. Parameters: the queue when by queue, now, n.
+   * only those on their last charged attempt. Parameters: the queue when by queue, now, n.
    */
   static String findExpiredSql(boolean byQueue, boolean lastDeliveryOnly) {
-    return "SELECT id, lease_holder, lease_token, delivery_count, max_attempts, heartbeat_at,"
-        + " lease_expires_at FROM work_items WHERE status = 'in_progress'"
+    return "SELECT id, lease_holder, lease_token, delivery_count, attempts, max_attempts,"
+        + " heartbeat_at, lease_expires_at, reply_to FROM tether_work_items WHERE status = 'in_progress'"
         + (byQueue ? " AND queue = ?" : "")
-        + (lastDeliveryOnly ? " AND delivery_count >= max_attempts" : "")
+        + (lastDeliveryOnly ? " AND attempts >= max_attempts" : "")
         + " AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?";
   }
 
@@ -112,9 +120,11 @@ final class ExpiredLeases {
         rs.getString("lease_holder"),
         rs.getLong("lease_token"),
         rs.getInt("delivery_count"),
+        rs.getInt("attempts"),
         rs.getInt("max_attempts"),
         engine.getInstant(rs, "heartbeat_at"),
-        engine.getInstant(rs, "lease_expires_at"));
+        engine.getInstant(rs, "lease_expires_at"),
+        rs.getString("reply_to"));
   }
 
   /**
@@ -131,7 +141,10 @@ final class ExpiredLeases {
     int failed = 0;
     List<Checkpoints.Entry> checkpoints = new ArrayList<>(reclaimed.size());
     for (Expired e : reclaimed) {
-      failed += e.isLast() ? 1 : 0;
+      if (e.isLast()) {
+        failed++;
+        replies.answerWithError(c, e.id(), e.replyTo(), e.reason(), e.attempts(), false, now);
+      }
       checkpoints.add(e.checkpoint());
     }
     if (!checkpoints.isEmpty()) {

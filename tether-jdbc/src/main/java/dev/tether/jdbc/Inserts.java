@@ -17,9 +17,10 @@ import java.util.Optional;
  */
 final class Inserts {
   private static final String INSERT =
-      "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+      "INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
           + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
-          + " updated_at, scheduled) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)"
+          + " updated_at, scheduled, reply_of, reply_error)"
+          + " VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
           + " ON CONFLICT (queue, idempotency_key) DO NOTHING RETURNING id";
 
   /**
@@ -28,8 +29,8 @@ final class Inserts {
    * neither index's predicate and would read the queue's history. Parameters: queue, queue.
    */
   static final String PENDING_COUNT =
-      "(SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = FALSE)"
-          + " + (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE)";
+      "(SELECT COUNT(*) FROM tether_work_items WHERE queue = ? AND status = 'pending' AND scheduled = FALSE)"
+          + " + (SELECT COUNT(*) FROM tether_work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE)";
 
   private final StoreEngine engine;
 
@@ -69,6 +70,12 @@ final class Inserts {
       engine.setInstant(ps, 10, now);
       engine.setInstant(ps, 11, now);
       ps.setBoolean(12, scheduled(item));
+      if (item.replyOf() == null) {
+        ps.setNull(13, java.sql.Types.BIGINT);
+      } else {
+        ps.setLong(13, item.replyOf());
+      }
+      ps.setBoolean(14, item.errorReply());
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
           return rs.getLong(1);
@@ -130,7 +137,7 @@ final class Inserts {
       return Optional.empty();
     }
     try (PreparedStatement ps =
-        c.prepareStatement("SELECT id FROM work_items WHERE queue = ? AND idempotency_key = ?")) {
+        c.prepareStatement("SELECT id FROM tether_work_items WHERE queue = ? AND idempotency_key = ?")) {
       ps.setString(1, queue);
       ps.setString(2, key);
       try (ResultSet rs = ps.executeQuery()) {
@@ -142,7 +149,7 @@ final class Inserts {
   /** How many items of {@code queue} are pending or in progress. */
   long countUnfinished(Connection c, String queue) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("SELECT " + PENDING_COUNT
-        + " + (SELECT COUNT(*) FROM work_items WHERE queue = ? AND status = 'in_progress')")) {
+        + " + (SELECT COUNT(*) FROM tether_work_items WHERE queue = ? AND status = 'in_progress')")) {
       ps.setString(1, queue);
       ps.setString(2, queue);
       ps.setString(3, queue);

@@ -28,9 +28,15 @@ final class ItemReads {
     return rs.wasNull() ? null : v;
   }
 
+  /** Reads a nullable int column. */
+  static Integer getIntOrNull(ResultSet rs, String column) throws SQLException {
+    int v = rs.getInt(column);
+    return rs.wasNull() ? null : v;
+  }
+
   /** The item, with its checkpoints (oldest first) when asked, or empty if unknown. */
   Optional<WorkItem> find(Connection c, long id, boolean withCheckpoints) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT * FROM work_items WHERE id = ?")) {
+    try (PreparedStatement ps = c.prepareStatement("SELECT * FROM tether_work_items WHERE id = ?")) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -41,7 +47,7 @@ final class ItemReads {
     }
   }
 
-  /** The item of the current row (every column of {@code work_items}). */
+  /** The item of the current row (every column of {@code tether_work_items}). */
   WorkItem map(ResultSet rs, List<Checkpoint> trail) throws SQLException {
     return new WorkItem(
         rs.getLong("id"),
@@ -56,6 +62,7 @@ final class ItemReads {
         engine.getInstant(rs, "lease_expires_at"),
         engine.getInstant(rs, "heartbeat_at"),
         rs.getInt("delivery_count"),
+        rs.getInt("attempts"),
         rs.getInt("max_attempts"),
         engine.getInstant(rs, "available_at"),
         rs.getString("idempotency_key"),
@@ -67,14 +74,19 @@ final class ItemReads {
         engine.getInstant(rs, "started_at"),
         engine.getInstant(rs, "completed_at"),
         engine.getInstant(rs, "updated_at"),
-        trail);
+        trail,
+        rs.getBytes("progress"),
+        engine.getInstant(rs, "progress_at"),
+        getIntOrNull(rs, "progress_delivery"),
+        getLongOrNull(rs, "reply_of"),
+        rs.getBoolean("reply_error"));
   }
 
   /** The ids of the queue's {@code failed} items, oldest first. */
   List<Long> failedIds(Connection c, String queue) throws SQLException {
     List<Long> ids = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT id FROM work_items WHERE queue = ? AND status = 'failed' ORDER BY completed_at, id")) {
+        "SELECT id FROM tether_work_items WHERE queue = ? AND status = 'failed' ORDER BY completed_at, id")) {
       ps.setString(1, queue);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -1,18 +1,22 @@
 package dev.tether.jdbc;
 
+import dev.tether.Codec;
 import dev.tether.QueueName;
+import dev.tether.mailbox.ErrorReply;
 import dev.tether.mailbox.InvalidParameterException;
+import dev.tether.mailbox.LeaseStatus;
 import dev.tether.mailbox.Mailbox;
 import dev.tether.mailbox.MailboxConnectionException;
 import dev.tether.mailbox.MailboxException;
 import dev.tether.mailbox.MailboxFullException;
 import dev.tether.mailbox.Message;
+import dev.tether.mailbox.MessageCancelledException;
 import dev.tether.mailbox.MessageFinalizedException;
+import dev.tether.mailbox.NackOutcome;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
 import dev.tether.mailbox.ReplyNotAvailableException;
+import dev.tether.mailbox.RequestFailedException;
 import dev.tether.mailbox.SerializationException;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -29,27 +34,34 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A durable {@link Mailbox} over the {@code work_items} table of a {@link TetherStore}: one queue
- * per mailbox. A receive is a lease acquisition (visibility timeout = lease duration, expired
- * leases are redelivered or dead-lettered at once), the receipt handle names the item and its
- * lease token, and every operation through a message is a token-checked conditional update:
- * {@code extendVisibility} renews (never shortens), {@code acknowledge} completes, {@code nack}
- * hands back with {@code available_at = now + timeout}, {@code deadLetter} fails the item with the
- * reason, and {@code replyAndAcknowledge} inserts the reply into the reply-to queue and completes
- * the item in one transaction.
+ * A durable {@link Mailbox} over one queue of a {@link TetherStore}, built on the store's lease
+ * API: every operation goes through a {@link LeaseManager} (the same path a worker that leases
+ * items directly takes), so the two can never disagree. A receive is a lease acquisition
+ * (visibility timeout = lease duration; expired leases are redelivered or dead-lettered at once),
+ * the receipt handle names the item and its lease token, and every operation through a message is
+ * a token-checked conditional update: {@code extendVisibility} renews (never shortens), {@code
+ * acknowledge} completes (with the result as the item's output when {@link
+ * Builder#keepResults(boolean)} is on), {@code nack} ends the attempt as failed (charged) with its
+ * reason, {@code handBack} returns it uncharged, {@code deadLetter} fails the item with the
+ * reason, {@code checkpoint} records progress, and {@code replyAndAcknowledge} inserts the reply
+ * into the reply-to queue and completes the item in one transaction.
  *
- * <p>Dead letters stay in the table as {@code failed} items (see {@link #deadLetteredIds()},
- * {@link QueueMonitor}, {@link LeaseManager#redrive}). The mailbox's maximum deliveries is stored
- * as each item's {@code max_attempts}.
+ * <p>Each item carries its own budget ({@code max_attempts}): messages sent through this mailbox
+ * get {@link Builder#maxAttempts(int)}; items enqueued otherwise keep theirs. Dead letters stay in
+ * the table as {@code failed} items (see {@link #deadLetteredIds()}, {@link QueueMonitor}, {@link
+ * LeaseManager#redrive}); a dead-lettered or cancelled request with a reply-to sends its requester
+ * an {@link ErrorReply} in the same transaction.
  *
- * <p>Errors: a stale handle throws {@link ReceiptHandleExpiredException}, a second finalization
- * {@link MessageFinalizedException}, an unreachable database {@link MailboxConnectionException},
- * an unencodable or oversized body {@link SerializationException} (nothing written).
+ * <p>Errors: a stale handle throws {@link ReceiptHandleExpiredException} ({@link
+ * MessageCancelledException} for a cancelled message), a second finalization {@link
+ * MessageFinalizedException}, an unreachable database {@link MailboxConnectionException}, an
+ * unencodable or oversized body {@link SerializationException} (nothing written). A stored body
+ * that cannot be decoded is dead-lettered when it is received, never handed to a handler.
  *
  * <p>Thread-safe. {@link #receive} long-polls the database, woken at once by sends in this
  * process and, on PostgreSQL with notifications on, by other processes' sends (see {@link
- * Builder#pollInterval}); {@link #close()} wakes waiting receivers. Closing the mailbox does not close the
- * store.
+ * TetherStore#defaultPollInterval()}); {@link #close()} wakes waiting receivers at once. Closing
+ * the mailbox does not close the store.
  *
  * @param <T> the body type
  * @param <R> the reply body type
@@ -60,31 +72,16 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   /** Default largest encoded body: 256 KiB, as in SQS. */
   public static final int DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
-  /**
-   * Default pause between database polls of a waiting receive on a store that hears no other
-   * process's sends: SQLite, or PostgreSQL with notifications off.
-   */
-  public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(100);
-
-  /**
-   * Default pause between database polls of a waiting receive on PostgreSQL with notifications
-   * on (the default): sends of every process wake receivers through {@code LISTEN/NOTIFY}, so the
-   * poll only finds delayed messages coming due, expired leases and messages handed back by other
-   * processes.
-   */
-  public static final Duration DEFAULT_NOTIFIED_POLL_INTERVAL = Duration.ofSeconds(1);
-
   private final TetherStore store;
   private final String queue;
-  private final BodyCodec<T> bodyCodec;
-  private final BodyCodec<R> replyCodec;
-  private final int maxDeliveries;
+  private final Codec<T> bodyCodec;
+  private final Codec<R> replyCodec;
+  private final int maxAttempts;
   private final int capacity;
   private final int maxBodyBytes;
-  private final Clock clock;
+  private final boolean keepResults;
   private final Duration pollInterval;
-  private final String holder;
-  private final StoreSql sql;
+  private final LeaseManager leases;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private JdbcMailbox(Builder<T, R> b) {
@@ -92,16 +89,14 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     this.queue = b.queue;
     this.bodyCodec = b.bodyCodec;
     this.replyCodec = b.replyCodec;
-    this.maxDeliveries = b.maxDeliveries;
+    this.maxAttempts = b.maxAttempts;
     this.capacity = b.capacity;
     this.maxBodyBytes = b.maxBodyBytes;
-    this.clock = store.effectiveClock(b.clock);
-    this.pollInterval = b.pollInterval != null
-        ? b.pollInterval
-        : store.usesNotifications() ? DEFAULT_NOTIFIED_POLL_INTERVAL : DEFAULT_POLL_INTERVAL;
-    this.holder = b.holder;
-    this.sql = store.sql();
-    store.registerQueue(queue, maxDeliveries, capacity);
+    this.keepResults = b.keepResults;
+    this.pollInterval = b.pollInterval != null ? b.pollInterval : store.defaultPollInterval();
+    this.leases = new LeaseManager(store, b.holder,
+        LeaseManagerConfig.defaults().withClock(b.clock));
+    store.registerQueue(queue, maxAttempts, capacity);
   }
 
   /**
@@ -110,14 +105,14 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    * @param store the store
    * @param queue the queue name; see {@link QueueName} for the rule
    * @param bodyCodec the codec of message bodies
-   * @param replyCodec the codec of reply bodies
+   * @param replyCodec the codec of reply bodies (and of results kept as outputs)
    * @param <T> the body type
    * @param <R> the reply type
    * @return the builder
    * @throws IllegalArgumentException if the queue name breaks the {@link QueueName} rule
    */
   public static <T, R> Builder<T, R> builder(
-      TetherStore store, String queue, BodyCodec<T> bodyCodec, BodyCodec<R> replyCodec) {
+      TetherStore store, String queue, Codec<T> bodyCodec, Codec<R> replyCodec) {
     return new Builder<>(store, queue, bodyCodec, replyCodec);
   }
 
@@ -129,7 +124,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    * @return the mailbox
    */
   public static JdbcMailbox<String, String> ofStrings(TetherStore store, String queue) {
-    return builder(store, queue, BodyCodec.utf8(), BodyCodec.utf8()).build();
+    return builder(store, queue, Codec.utf8(), Codec.utf8()).build();
   }
 
   @Override
@@ -138,17 +133,27 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   }
 
   /**
-   * Returns the mailbox's maximum deliveries (each item's {@code max_attempts}).
+   * Returns the budget given to messages sent through this mailbox (each item's {@code
+   * max_attempts}).
    *
    * @return the budget
    */
-  public int maxDeliveries() {
-    return maxDeliveries;
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  /**
+   * Returns the lease holder name this mailbox records for its deliveries.
+   *
+   * @return the holder
+   */
+  public String holder() {
+    return leases.workerId();
   }
 
   @Override
   public String send(T body) {
-    return doSend(body, null);
+    return send(body, null, null);
   }
 
   @Override
@@ -160,44 +165,50 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
               + ") must be a JdbcMailbox on the same TetherStore as '" + queue
               + "', so that reply and acknowledge can be one transaction");
     }
-    return doSend(body, replyTo.name());
+    return send(body, replyTo.name(), null);
   }
 
-  private String doSend(T body, String replyTo) {
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Replies between JDBC mailboxes are written by the requester's mailbox in the same
+   * transaction as the acknowledgement; this method is for a requester of another kind.
+   */
+  @Override
+  public String sendReply(T body, String inReplyTo) {
+    return send(body, null, parseId(inReplyTo, "inReplyTo"));
+  }
+
+  @Override
+  public String sendErrorReply(ErrorReply error) {
+    Objects.requireNonNull(error, "error");
+    checkOpen("send");
+    NewWorkItem item = NewWorkItem.builder(queue).input(Replies.encode(error))
+        .replyOf(parseId(error.requestId(), "requestId")).errorReply().maxAttempts(maxAttempts).build();
+    return Long.toString(call(() -> leases.enqueueWithin(item, 0), "send"));
+  }
+
+  private String send(T body, String replyTo, Long replyOf) {
     Objects.requireNonNull(body, "body");
     checkOpen("send");
     byte[] bytes = encode(bodyCodec, body, "message body");
-    NewWorkItem item = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxDeliveries)
-        .replyTo(replyTo).build();
-    String what = "sending to mailbox '" + queue + "'";
-    long id;
-    if (capacity == 0) {
-      // Unbounded: as the engine enqueues best (on PostgreSQL one auto-committed statement).
-      id = call(() -> store.enqueue(what, item, clock), "send");
-    } else {
-      id = call(() -> store.write(what, c -> {
-        Instant now = store.now(c, clock);
-        checkCapacity(c, queue, capacity, "mailbox");
-        long inserted = sql.inserts().insert(c, item, now);
-        store.notifyItems(c);
-        return inserted;
-      }), "send");
+    NewWorkItem.Builder b = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxAttempts).replyTo(replyTo);
+    if (replyOf != null) {
+      b.replyOf(replyOf);
     }
-    store.signalItems();
-    return Long.toString(id);
+    NewWorkItem item = b.build();
+    return Long.toString(call(() -> leases.enqueueWithin(item, capacity), "send"));
   }
 
-  private void checkCapacity(Connection c, String q, int cap, String what) throws SQLException {
-    store.storeEngine().lockQueue(c, q);
-    long count = sql.inserts().countUnfinished(c, q);
-    if (count >= cap) {
-      throw new MailboxFullException(what + " '" + q + "' holds " + count
-          + " unfinished messages, its capacity is " + cap
-          + "; nothing was sent: retry after messages are acknowledged, or raise the capacity");
+  private long parseId(String id, String what) {
+    try {
+      return Long.parseLong(Objects.requireNonNull(id, what));
+    } catch (NumberFormatException e) {
+      throw new InvalidParameterException(what + " '" + id + "' is not a message id of a JDBC mailbox");
     }
   }
 
-  private <X> byte[] encode(BodyCodec<X> codec, X body, String what) {
+  private <X> byte[] encode(Codec<X> codec, X body, String what) {
     byte[] bytes;
     try {
       bytes = codec.encode(body);
@@ -217,7 +228,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     return bytes;
   }
 
-  /** The pause between database polls of a waiting receive (the builder's, or the default). */
+  /** The pause between database polls of a waiting receive (the builder's, or the store's). */
   Duration pollInterval() {
     return pollInterval;
   }
@@ -231,20 +242,19 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
     checkTimeout("waitTime", waitTime, MAX_WAIT_TIME);
     AcquireRequest request = new AcquireRequest(queue, visibilityTimeout, maxMessages, null, null);
-    List<Lease> leases = AcquireWait.acquire(
-        store,
-        () -> call(() -> store.acquire("receiving from mailbox '" + queue + "'", request, holder, clock), "receive"),
-        waitTime,
-        pollInterval,
-        closed::get);
-    return leases.isEmpty() ? List.of() : toMessages(leases);
+    List<Lease> got = call(() -> leases.acquire(request, waitTime, pollInterval, closed::get), "receive");
+    return got.isEmpty() ? List.of() : toMessages(got);
   }
 
-  private List<Message<T, R>> toMessages(List<Lease> leases) {
-    List<Lease> sorted = new ArrayList<>(leases);
+  private List<Message<T, R>> toMessages(List<Lease> got) {
+    List<Lease> sorted = new ArrayList<>(got);
     sorted.sort(Comparator.comparingLong(Lease::itemId));
     List<Message<T, R>> out = new ArrayList<>(sorted.size());
     for (Lease l : sorted) {
+      if (l.errorReply()) {
+        out.add(new JdbcMessage(l, null));
+        continue;
+      }
       T body;
       try {
         body = bodyCodec.decode(l.input() == null ? new byte[0] : l.input());
@@ -252,10 +262,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
         String reason = "cannot decode the body with " + bodyCodec + ": " + e;
         LOG.warn("Dead-lettering message {} of mailbox '{}': {}", l.itemId(), queue, reason);
         try {
-          store.write("dead-lettering an undecodable message", c -> {
-            sql.leases().deadLetter(c, l.itemId(), l.token(), reason, store.now(c, clock));
-            return null;
-          });
+          leases.deadLetter(l.itemId(), l.token(), reason);
         } catch (RuntimeException again) {
           LOG.warn("Could not dead-letter undecodable message {}; it will be redelivered", l.itemId(), again);
         }
@@ -294,34 +301,43 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     if (handles.isEmpty()) {
       return Map.of();
     }
-    List<RuntimeException> outcomes = call(() -> store.completeAll(handles, clock), "acknowledgeAll");
+    List<RuntimeException> outcomes = call(() -> leases.completeAll(handles), "acknowledgeAll");
     Map<String, MailboxException> refused = new LinkedHashMap<>();
     for (int i = 0; i < outcomes.size(); i++) {
       RuntimeException cause = outcomes.get(i);
-      if (cause == null) {
-        continue;
-      }
-      try {
-        call(() -> {
-          throw cause;
-        }, "acknowledge");
-      } catch (MailboxException mapped) {
-        refused.put(messages.get(i).id(), mapped);
+      if (cause != null) {
+        refused.put(messages.get(i).id(), translate(cause, "acknowledge"));
       }
     }
     return refused;
   }
 
+  /**
+   * Cancels a message: it ends {@code cancelled} whether it is waiting or being worked on (its
+   * holder's next extension, checkpoint or acknowledgement is refused with {@link
+   * MessageCancelledException}), and its requester, if any, gets an error reply.
+   *
+   * @param messageId the message's id
+   * @param reason why, for operators and the requester
+   * @return true if it was cancelled; false if unknown or already finished
+   * @throws InvalidParameterException if the id is not a message id of this kind of mailbox
+   * @throws MailboxConnectionException if the store cannot be reached
+   */
+  public boolean cancel(String messageId, String reason) {
+    long id = parseId(messageId, "messageId");
+    return call(() -> new QueueAdmin(store).cancel(id, reason), "cancel");
+  }
+
   @Override
   public long approximateCount() {
-    return call(() -> store.read("counting mailbox '" + queue + "'", c -> sql.inserts().countUnfinished(c, queue)),
-        "approximateCount");
+    return call(() -> store.read("counting mailbox '" + queue + "'",
+        c -> store.sql().inserts().countUnfinished(c, queue)), "approximateCount");
   }
 
   @Override
   public long purge() {
     return call(() -> store.write("purging mailbox '" + queue + "'",
-        c -> sql.purges().purgeUnfinished(c, queue)), "purge");
+        c -> store.sql().purges().purgeUnfinished(c, queue)), "purge");
   }
 
   /**
@@ -332,7 +348,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   public List<String> deadLetteredIds() {
     return call(() -> store.read("listing dead letters of '" + queue + "'", c -> {
       List<String> ids = new ArrayList<>();
-      for (long id : sql.reads().failedIds(c, queue)) {
+      for (long id : store.sql().reads().failedIds(c, queue)) {
         ids.add(Long.toString(id));
       }
       return ids;
@@ -379,15 +395,31 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   private static <X> X call(Supplier<X> action, String op) {
     try {
       return action.get();
-    } catch (ItemFinalizedException e) {
-      throw new MessageFinalizedException(e.getMessage(), e);
-    } catch (LeaseLostException e) {
-      throw new ReceiptHandleExpiredException(e.getMessage(), e);
-    } catch (StoreUnavailableException e) {
-      throw new MailboxConnectionException(op + " failed: " + e.getMessage(), e);
+    } catch (MailboxException e) {
+      throw e;
     } catch (TetherStoreException e) {
-      throw new MailboxException(op + " failed: " + e.getMessage(), e);
+      throw translate(e, op);
     }
+  }
+
+  /** The one mapping of the store's exceptions to the mailbox's. */
+  static MailboxException translate(RuntimeException e, String op) {
+    if (e instanceof MailboxException) {
+      return (MailboxException) e;
+    }
+    if (e instanceof ItemCancelledException) {
+      return new MessageCancelledException(e.getMessage(), e);
+    }
+    if (e instanceof ItemFinalizedException) {
+      return new MessageFinalizedException(e.getMessage(), e);
+    }
+    if (e instanceof LeaseLostException) {
+      return new ReceiptHandleExpiredException(e.getMessage(), e);
+    }
+    if (e instanceof StoreUnavailableException) {
+      return new MailboxConnectionException(op + " failed: " + e.getMessage(), e);
+    }
+    return new MailboxException(op + " failed: " + e.getMessage(), e);
   }
 
   /** One delivery. */
@@ -395,17 +427,15 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private final long id;
     private final long token;
     private final T body;
-    private final int deliveryCount;
-    private final Instant enqueuedAt;
-    private final String replyTo;
+    private final Lease lease;
+    private volatile byte[] progress;
 
     JdbcMessage(Lease lease, T body) {
       this.id = lease.itemId();
       this.token = lease.token();
       this.body = body;
-      this.deliveryCount = lease.deliveryCount();
-      this.enqueuedAt = lease.createdAt();
-      this.replyTo = lease.replyTo();
+      this.lease = lease;
+      this.progress = lease.progress();
     }
 
     JdbcMailbox<T, R> owner() {
@@ -419,6 +449,9 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public T body() {
+      if (lease.errorReply()) {
+        throw new RequestFailedException(errorReply().orElseThrow());
+      }
       return body;
     }
 
@@ -429,99 +462,154 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public int deliveryCount() {
-      return deliveryCount;
+      return lease.deliveryCount();
+    }
+
+    @Override
+    public int attempt() {
+      return lease.attempt();
+    }
+
+    @Override
+    public int maxAttempts() {
+      return lease.maxAttempts();
     }
 
     @Override
     public Instant enqueuedAt() {
-      return enqueuedAt;
+      return lease.createdAt();
     }
 
     @Override
     public boolean hasReplyTo() {
-      return replyTo != null;
+      return lease.replyTo() != null;
+    }
+
+    @Override
+    public Optional<String> inReplyTo() {
+      return Optional.ofNullable(lease.replyOf()).map(String::valueOf);
+    }
+
+    @Override
+    public Optional<ErrorReply> errorReply() {
+      return lease.errorReply() && lease.replyOf() != null
+          ? Optional.of(Replies.decode(lease.replyOf(), lease.input()))
+          : Optional.empty();
+    }
+
+    @Override
+    public Optional<byte[]> lastCheckpoint() {
+      byte[] p = progress;
+      return p == null ? Optional.empty() : Optional.of(p.clone());
+    }
+
+    @Override
+    public void checkpoint(byte[] data) {
+      Objects.requireNonNull(data, "data");
+      if (data.length > MAX_CHECKPOINT_BYTES) {
+        throw new InvalidParameterException("checkpoint of message " + id + " in mailbox '" + queue
+            + "' is " + data.length + " bytes, over the limit of " + MAX_CHECKPOINT_BYTES
+            + "; nothing was written: keep large state elsewhere and checkpoint a reference");
+      }
+      byte[] copy = data.clone();
+      call(() -> {
+        leases.checkpoint(id, token, copy);
+        return null;
+      }, "checkpoint");
+      progress = copy;
     }
 
     @Override
     public void acknowledge() {
       call(() -> {
-        store.complete(id, token, null, clock);
+        leases.complete(id, token, null);
         return null;
       }, "acknowledge");
     }
 
     @Override
-    public void nack(Duration visibilityTimeout) {
-      checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
-      call(() -> store.write("handing back message " + id, c -> {
-        sql.leases().nack(c, id, token, visibilityTimeout, store.now(c, clock));
-        store.notifyItems(c);
+    public void handBack() {
+      call(() -> {
+        leases.handBack(id, token, Duration.ZERO);
         return null;
-      }), "nack");
-      store.signalItems();
+      }, "handBack");
+    }
+
+    @Override
+    public NackOutcome nack(Duration visibilityTimeout, String reason) {
+      checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
+      ReleaseOutcome outcome = call(() -> leases.nack(id, token, visibilityTimeout, reason), "nack");
+      return outcome == ReleaseOutcome.FAILED ? NackOutcome.DEAD_LETTERED : NackOutcome.RETRY_SCHEDULED;
     }
 
     @Override
     public void extendVisibility(Duration timeout) {
       checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
-      call(() -> store.renew(id, token, timeout, clock), "extendVisibility");
+      call(() -> leases.renew(id, token, timeout), "extendVisibility");
+    }
+
+    @Override
+    public LeaseStatus checkLease() {
+      return call(() -> leases.checkLease(id, token), "checkLease");
     }
 
     @Override
     public void reply(R replyBody) {
-      if (replyTo == null) {
+      if (lease.replyTo() == null) {
         throw new ReplyNotAvailableException("message " + id + " of mailbox '" + queue
             + "' was sent without a reply-to mailbox; nothing was sent");
       }
       Objects.requireNonNull(replyBody, "body");
-      byte[] bytes = encode(replyCodec, replyBody, "reply");
-      call(() -> store.write("replying to message " + id, c -> {
-        Instant now = store.now(c, clock);
-        sql.leases().touchHeld(c, id, token, now);
-        insertReply(c, bytes, now);
+      NewWorkItem reply = replyItem(encode(replyCodec, replyBody, "reply"));
+      call(() -> {
+        leases.reply(id, token, reply, replyCapacity());
         return null;
-      }), "reply");
-      store.signalItems();
+      }, "reply");
     }
 
     @Override
     public void replyAndAcknowledge(R replyBody) {
-      byte[] bytes = replyTo == null ? null : encode(replyCodec, Objects.requireNonNull(replyBody, "body"), "reply");
-      call(() -> store.write("replying to and acknowledging message " + id, c -> {
-        Instant now = store.now(c, clock);
-        sql.leases().complete(c, id, token, null, now);
-        if (bytes != null) {
-          insertReply(c, bytes, now);
-        }
-        return null;
-      }), "replyAndAcknowledge");
-      if (bytes != null) {
-        store.signalItems();
+      byte[] bytes = lease.replyTo() != null || (keepResults && replyBody != null)
+          ? encode(replyCodec, Objects.requireNonNull(replyBody, "body"), "reply")
+          : null;
+      byte[] output = keepResults ? bytes : null;
+      if (lease.replyTo() == null) {
+        call(() -> {
+          leases.complete(id, token, output);
+          return null;
+        }, "replyAndAcknowledge");
+        return;
       }
+      NewWorkItem reply = replyItem(bytes);
+      call(() -> {
+        leases.completeWithReply(id, token, output, reply, replyCapacity());
+        return null;
+      }, "replyAndAcknowledge");
     }
 
-    private void insertReply(Connection c, byte[] bytes, Instant now) throws SQLException {
-      TetherStore.QueueSettings settings =
-          store.queueSettings(replyTo).orElse(new TetherStore.QueueSettings(maxDeliveries, 0));
-      if (settings.capacity() > 0) {
-        checkCapacity(c, replyTo, settings.capacity(), "reply mailbox");
-      }
-      sql.inserts().insert(c, NewWorkItem.builder(replyTo).input(bytes).maxAttempts(settings.maxAttempts()).build(), now);
-      store.notifyItems(c);
+    private NewWorkItem replyItem(byte[] bytes) {
+      TetherStore.QueueSettings settings = store.queueSettings(lease.replyTo())
+          .orElse(new TetherStore.QueueSettings(maxAttempts, 0));
+      return NewWorkItem.builder(lease.replyTo()).input(bytes).maxAttempts(settings.maxAttempts())
+          .replyOf(id).build();
+    }
+
+    private int replyCapacity() {
+      return store.queueSettings(lease.replyTo()).map(TetherStore.QueueSettings::capacity).orElse(0);
     }
 
     @Override
     public void deadLetter(String reason) {
-      call(() -> store.write("dead-lettering message " + id, c -> {
-        sql.leases().deadLetter(c, id, token, reason, store.now(c, clock));
+      call(() -> {
+        leases.deadLetter(id, token, reason);
         return null;
-      }), "deadLetter");
+      }, "deadLetter");
     }
 
     @Override
     public String toString() {
-      return "JdbcMessage[id=" + id + ", queue=" + queue + ", delivery=" + deliveryCount
-          + ", handle=" + receiptHandle() + "]";
+      return "JdbcMessage[id=" + id + ", queue=" + queue + ", delivery=" + lease.deliveryCount()
+          + ", attempt=" + lease.attempt() + "/" + lease.maxAttempts() + ", handle=" + receiptHandle() + "]";
     }
   }
 
@@ -529,16 +617,17 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   public static final class Builder<T, R> {
     private final TetherStore store;
     private final String queue;
-    private final BodyCodec<T> bodyCodec;
-    private final BodyCodec<R> replyCodec;
-    private int maxDeliveries = NewWorkItem.DEFAULT_MAX_ATTEMPTS;
+    private final Codec<T> bodyCodec;
+    private final Codec<R> replyCodec;
+    private int maxAttempts = NewWorkItem.DEFAULT_MAX_ATTEMPTS;
     private int capacity;
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+    private boolean keepResults;
     private Clock clock;
     private Duration pollInterval;
     private String holder = "mailbox-" + UUID.randomUUID();
 
-    private Builder(TetherStore store, String queue, BodyCodec<T> bodyCodec, BodyCodec<R> replyCodec) {
+    private Builder(TetherStore store, String queue, Codec<T> bodyCodec, Codec<R> replyCodec) {
       this.store = Objects.requireNonNull(store, "store");
       this.queue = QueueName.requireValid(queue, "queue");
       this.bodyCodec = Objects.requireNonNull(bodyCodec, "bodyCodec");
@@ -546,17 +635,19 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
 
     /**
-     * Sets the total deliveries after which a message whose lease expired is dead-lettered.
+     * Sets the budget of messages sent through this mailbox: the charged attempts after which a
+     * message that keeps failing or expiring is dead-lettered (a hand-back is not charged).
+     * Default {@link NewWorkItem#DEFAULT_MAX_ATTEMPTS}.
      *
-     * @param maxDeliveries at least 1
+     * @param maxAttempts at least 1
      * @return this builder
      * @throws IllegalArgumentException if less than 1
      */
-    public Builder<T, R> maxDeliveries(int maxDeliveries) {
-      if (maxDeliveries < 1) {
-        throw new IllegalArgumentException("maxDeliveries must be >= 1, was " + maxDeliveries);
+    public Builder<T, R> maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
       }
-      this.maxDeliveries = maxDeliveries;
+      this.maxAttempts = maxAttempts;
       return this;
     }
 
@@ -591,6 +682,21 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
 
     /**
+     * Keeps each message's result: {@link Message#replyAndAcknowledge} stores the result, encoded
+     * by the reply codec, as the item's output (for operators and {@link LeaseManager#find}),
+     * whether or not the message has a reply-to. Default off: an acknowledgement writes no output
+     * (on PostgreSQL, completions without output share one statement with concurrent
+     * acquisitions).
+     *
+     * @param keep whether to keep results
+     * @return this builder
+     */
+    public Builder<T, R> keepResults(boolean keep) {
+      this.keepResults = keep;
+      return this;
+    }
+
+    /**
      * Sets the clock deciding instants and expiry (tests); default: the store's.
      *
      * @param clock the clock
@@ -605,9 +711,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
      * Sets the pause between database polls of a waiting receive. Sends in this process wake
      * receivers at once, and so do other processes' sends on PostgreSQL with notifications on;
      * the poll finds the rest (delayed messages coming due, expired leases, hand-backs by other
-     * processes, and on SQLite other processes' sends). Default {@link
-     * #DEFAULT_NOTIFIED_POLL_INTERVAL} (1 s) on PostgreSQL with notifications on, else {@link
-     * #DEFAULT_POLL_INTERVAL} (100 ms).
+     * processes, and on SQLite other processes' sends). Default: {@link
+     * TetherStore#defaultPollInterval()}.
      *
      * @param interval 1 ms to 5 s
      * @return this builder

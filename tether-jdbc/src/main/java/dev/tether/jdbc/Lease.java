@@ -16,12 +16,17 @@ import java.time.Instant;
  * @param workType the work type, or null
  * @param priority the priority
  * @param deliveryCount deliveries including this one (first = 1)
- * @param maxAttempts total deliveries allowed
+ * @param attempt the charged attempt this delivery is (first = 1; a worker's own hand-back is
+ *     refunded, so the next delivery has the same attempt)
+ * @param maxAttempts the item's budget of charged attempts
  * @param acquiredAt when the lease was acquired (store clock)
  * @param expiresAt when the lease expires unless renewed (store clock)
  * @param input the input bytes, or null
  * @param replyTo the reply-to queue, or null
  * @param createdAt when the item was enqueued
+ * @param progress the item's latest progress checkpoint (left by an earlier delivery), or null
+ * @param replyOf the id of the request this item answers, when it is a reply, or null
+ * @param errorReply whether it is an error reply (its input encodes the error)
  */
 public record Lease(
     long itemId,
@@ -32,12 +37,16 @@ public record Lease(
     String workType,
     int priority,
     int deliveryCount,
+    int attempt,
     int maxAttempts,
     Instant acquiredAt,
     Instant expiresAt,
     byte[] input,
     String replyTo,
-    Instant createdAt) {
+    Instant createdAt,
+    byte[] progress,
+    Long replyOf,
+    boolean errorReply) {
 
   /**
    * Returns the input decoded as UTF-8.
@@ -51,7 +60,8 @@ public record Lease(
   @Override
   public String toString() {
     return "Lease[item=" + itemId + ", token=" + token + ", holder=" + holder + ", queue=" + queue
-        + ", delivery=" + deliveryCount + "/" + maxAttempts + ", expiresAt=" + expiresAt + "]";
+        + ", delivery=" + deliveryCount + ", attempt=" + attempt + "/" + maxAttempts
+        + ", expiresAt=" + expiresAt + "]";
   }
 
   @Override

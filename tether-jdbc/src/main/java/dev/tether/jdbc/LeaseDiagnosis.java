@@ -11,8 +11,9 @@ import java.util.Set;
 /**
  * Works out why a conditional update on (id, token, status) matched no row, and turns that into
  * the exception the caller gets: the lease was taken over ({@link LeaseConflictException}), it is
- * no longer held or the item is gone ({@link LeaseExpiredException}), or this lease already
- * finalized the item ({@link ItemFinalizedException}). Stateless apart from the engine, so
+ * no longer held or the item is gone ({@link LeaseExpiredException}), it was cancelled ({@link
+ * ItemCancelledException}), or this lease already finalized the item ({@link
+ * ItemFinalizedException}). Stateless apart from the engine, so
  * thread-safe.
  */
 final class LeaseDiagnosis {
@@ -42,7 +43,7 @@ final class LeaseDiagnosis {
   TetherStoreException diagnose(Connection c, long id, long token, String operation)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT status, lease_token, lease_holder, lease_expires_at FROM work_items WHERE id = ?")) {
+        "SELECT status, lease_token, lease_holder, lease_expires_at FROM tether_work_items WHERE id = ?")) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -52,6 +53,10 @@ final class LeaseDiagnosis {
               id, token, null, null);
         }
         String status = rs.getString("status");
+        if (WorkStatus.CANCELLED.dbValue().equals(status)) {
+          return new ItemCancelledException("cannot " + operation + " work item " + id
+              + " with lease token " + token + ": the item was cancelled; stop working on it", id, token);
+        }
         Long current = ItemReads.getLongOrNull(rs, "lease_token");
         String holder = rs.getString("lease_holder");
         boolean inProgress = WorkStatus.IN_PROGRESS.dbValue().equals(status);

@@ -1,6 +1,8 @@
 package dev.tether.jdbc;
 
 import dev.tether.QueueName;
+import dev.tether.mailbox.LeaseStatus;
+import dev.tether.mailbox.MailboxFullException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -10,6 +12,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 /**
  * Enqueues, leases, renews and releases work items for one worker.
@@ -18,13 +21,18 @@ import java.util.Optional;
  * #release} and {@link #complete} name it and are conditional updates on (id, token, state). A
  * token stays valid until the item is leased again or finalized; once another worker took the
  * item over, the old token is refused with {@link LeaseConflictException}, and once the item was
- * reclaimed, handed back or deleted with {@link LeaseExpiredException}; either way nothing
- * changes.
+ * reclaimed, handed back or deleted with {@link LeaseExpiredException}, once it was cancelled
+ * with {@link ItemCancelledException}; either way nothing changes.
  *
- * <p><b>Expiry is redelivery.</b> {@link #acquire} also takes items whose lease expired: each such
- * expiry is recorded once (a {@code lease_expired} checkpoint), and an item whose deliveries have
- * reached {@code maxAttempts} is marked {@code failed} instead of being delivered again — the same
- * outcome {@link RecoverySweep} reaches for the same item.
+ * <p><b>One budget.</b> Every delivery is counted ({@code delivery_count}); a delivery is also
+ * charged against the item's budget ({@code attempts} against {@code max_attempts}) unless its
+ * worker hands it back ({@link #handBack}). Expiry is redelivery: {@link #acquire} also takes
+ * items whose lease expired, each such expiry recorded once (a {@code lease_expired} checkpoint);
+ * an item whose expired delivery was its last charged attempt is marked {@code failed} instead of
+ * being delivered again — the same outcome {@link RecoverySweep} reaches for the same item. A
+ * failed or nacked last attempt fails the item too. An item sent with a reply-to queue that ends
+ * {@code failed} or {@code cancelled} sends its requester an error reply in the same
+ * transaction.
  *
  * <p><b>Time.</b> Instants and expiry come from the configured clock, else the store's, else the
  * database clock (PostgreSQL {@code clock_timestamp()}) or the system clock (SQLite).
@@ -179,29 +187,17 @@ public final class LeaseManager {
     return store.acquire("acquiring from queue '" + request.queue() + "'", request, workerId, clock);
   }
 
-  /**
-   * How often a waiting {@link #acquire(AcquireRequest, Duration)} looks again without a wake-up:
-   * on PostgreSQL with notifications on (enqueues of every process wake it) this only finds
-   * delayed items coming due and expired leases; on SQLite it also finds other processes'
-   * enqueues.
-   *
-   * @param store the store
-   * @return 1 s on PostgreSQL with notifications, else 200 ms
-   */
-  static Duration waitPollInterval(TetherStore store) {
-    return store.usesNotifications() ? JdbcMailbox.DEFAULT_NOTIFIED_POLL_INTERVAL : Duration.ofMillis(200);
-  }
-
   /** Longest wait of {@link #acquire(AcquireRequest, Duration)}. */
   public static final Duration MAX_WAIT_TIME = Duration.ofMinutes(1);
 
   /**
    * Acquires like {@link #acquire(AcquireRequest)}, waiting up to {@code waitTime} for items when
    * none is available (a long poll): an enqueue in this process, or on PostgreSQL (notifications
-   * on, the default) an enqueue of any process, wakes it at once; delayed items coming due and
-   * expired leases are found within {@link #waitPollInterval 200 ms (1 s on PostgreSQL)}.
-   * Returns empty when the time is up or the calling thread is interrupted (the interrupt flag
-   * stays set), so a worker's shutdown can interrupt a waiting thread.
+   * on, the default) an enqueue of any process, wakes it at once; delayed items coming due,
+   * expired leases and (on SQLite) other processes' enqueues are found within the store's {@link
+   * TetherStore#defaultPollInterval() poll interval}. Returns empty when the time is up or the
+   * calling thread is interrupted (the interrupt flag stays set), so a worker's shutdown can
+   * interrupt a waiting thread.
    *
    * @param request what to acquire
    * @param waitTime how long to wait for items, 0 to {@link #MAX_WAIT_TIME}
@@ -216,8 +212,16 @@ public final class LeaseManager {
       throw new IllegalArgumentException(
           "waitTime must be between 0 and " + MAX_WAIT_TIME + ", was " + waitTime);
     }
-    return AcquireWait.acquire(
-        store, () -> acquire(request), waitTime, waitPollInterval(store), () -> false);
+    return acquire(request, waitTime, store.defaultPollInterval(), () -> false);
+  }
+
+  /**
+   * The long poll of {@link #acquire(AcquireRequest, Duration)} with a poll interval and a stop
+   * condition of the caller's (a mailbox's {@code close()}), checked at every wake-up.
+   */
+  List<Lease> acquire(AcquireRequest request, Duration waitTime, Duration pollInterval,
+      BooleanSupplier stop) {
+    return AcquireWait.acquire(store, () -> acquire(request), waitTime, pollInterval, stop);
   }
 
   // ------------------------------------------------------------------ lease operations
@@ -263,10 +267,10 @@ public final class LeaseManager {
   }
 
   /**
-   * Releases a lease: on success the item is {@code completed}
-   * with {@code output}; on failure it is {@code pending} again after a doubling backoff while
-   * deliveries remain, else {@code failed} with {@code error}. A failure leaves a {@code
-   * released_failed} checkpoint.
+   * Releases a lease: on success the item is {@code completed} with {@code output}; on failure
+   * the attempt is charged, and the item is {@code pending} again after a doubling backoff while
+   * attempts remain, else {@code failed} with {@code error} (and its requester, if any, gets an
+   * error reply). A failure leaves a {@code released_failed} checkpoint.
    *
    * @param itemId the item
    * @param token the lease token
@@ -278,6 +282,7 @@ public final class LeaseManager {
    * @throws IllegalArgumentException if the output is too large (nothing is written)
    * @throws LeaseConflictException if another lease holds the item
    * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
    * @throws ItemFinalizedException if this lease already finalized the item
    */
   public ReleaseOutcome release(long itemId, long token, boolean success, String output, String error) {
@@ -290,62 +295,230 @@ public final class LeaseManager {
   }
 
   /**
-   * Hands a leased item back without counting a failure (graceful shutdown, or "not now"): it is
-   * {@code pending} again after {@code delay} (zero: at once), the token becomes stale, and a
-   * {@code nacked} checkpoint is written. The next acquisition still counts as a delivery.
+   * Ends a lease's attempt as failed (charged) with a delay of the caller's choosing: the item is
+   * {@code pending} again after {@code delay}, or, when this was its last attempt, {@code failed}
+   * with {@code reason} (and its requester, if any, gets an error reply).
    *
    * @param itemId the item
    * @param token the lease token
    * @param delay 0 to 12 h
+   * @param reason why the attempt failed, kept as the item's error, or null
+   * @return {@link ReleaseOutcome#RETRY_SCHEDULED} or {@link ReleaseOutcome#FAILED}
+   * @throws IllegalArgumentException if the delay is out of range
    * @throws LeaseConflictException if another lease holds the item
    * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
+   * @throws ItemFinalizedException if this lease already finalized the item
+   */
+  public ReleaseOutcome nack(long itemId, long token, Duration delay, String reason) {
+    checkDelay(delay);
+    ReleaseOutcome outcome = store.write("nacking item " + itemId, c -> {
+      ReleaseOutcome o = sql.leases().nack(c, itemId, token, delay, reason, store.now(c, clock));
+      store.notifyItems(c);
+      return o;
+    });
+    store.signalItems();
+    return outcome;
+  }
+
+  /**
+   * Hands a leased item back without charging its attempt (its worker is shutting down or
+   * draining, or is otherwise unable to start it): it is {@code pending} again after {@code
+   * delay} (zero: at once), keeps its progress checkpoint, the token becomes stale, and a {@code
+   * handed_back} checkpoint is written. The next acquisition counts as a delivery, not as an
+   * attempt.
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @param delay 0 to 12 h
+   * @throws IllegalArgumentException if the delay is out of range
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
    * @throws ItemFinalizedException if this lease already finalized the item
    */
   public void handBack(long itemId, long token, Duration delay) {
-    Objects.requireNonNull(delay, "delay");
-    if (delay.isNegative() || delay.compareTo(AcquireRequest.MAX_LEASE) > 0) {
-      throw new IllegalArgumentException(
-          "delay must be in 0.." + AcquireRequest.MAX_LEASE + ", was " + delay);
-    }
+    checkDelay(delay);
     store.write("handing back item " + itemId, c -> {
-      sql.leases().nack(c, itemId, token, delay, store.now(c, clock));
+      sql.leases().handBack(c, itemId, token, delay, store.now(c, clock));
       store.notifyItems(c);
       return null;
     });
     store.signalItems();
   }
 
-  // ------------------------------------------------------------------ dead letters
-
-  /** Additional deliveries a redrive grants unless told otherwise: {@value}. */
-  public static final int DEFAULT_REDRIVE_ATTEMPTS = 1;
-
   /**
-   * Requeues one {@code failed} item (redrive) with {@value #DEFAULT_REDRIVE_ATTEMPTS} more
-   * delivery; see {@link #redrive(long, int)}.
+   * Dead-letters a leased item at once (its attempt charged): {@code failed} with {@code
+   * reason}, never delivered again unless redriven; its requester, if any, gets an error reply.
    *
    * @param itemId the item
-   * @return true if the item was failed and is now pending; false otherwise
+   * @param token the lease token
+   * @param reason why, for operators, or null
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
+   * @throws ItemFinalizedException if this lease already finalized the item
    */
-  public boolean redrive(long itemId) {
-    return redrive(itemId, DEFAULT_REDRIVE_ATTEMPTS);
+  public void deadLetter(long itemId, long token, String reason) {
+    store.write("dead-lettering item " + itemId, c -> {
+      sql.leases().deadLetter(c, itemId, token, reason, store.now(c, clock));
+      return null;
+    });
   }
 
   /**
-   * Requeues one {@code failed} item (redrive): it becomes pending at once, its delivery count is
-   * kept (it never decreases) and its {@code max_attempts} becomes {@code deliveryCount +
-   * additionalAttempts}; a {@code redriven} checkpoint is written and earlier checkpoints stay.
+   * Records the progress checkpoint of a leased item, replacing the previous one: fenced by the
+   * token and durable when this returns; the item's next delivery gets it ({@link
+   * Lease#progress()}). Also counts as the lease's heartbeat, but does not extend it.
    *
    * @param itemId the item
-   * @param additionalAttempts deliveries granted, at least 1
-   * @return true if the item was failed and is now pending; false otherwise
-   * @throws IllegalArgumentException if {@code additionalAttempts < 1}
+   * @param token the lease token
+   * @param progress the checkpoint, at most {@link dev.tether.mailbox.Mailbox#MAX_CHECKPOINT_BYTES}
+   * @throws IllegalArgumentException if the checkpoint is too large (nothing is written)
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
+   * @throws ItemFinalizedException if this lease already finalized the item
    */
-  public boolean redrive(long itemId, int additionalAttempts) {
-    requireAttempts(additionalAttempts);
+  public void checkpoint(long itemId, long token, byte[] progress) {
+    Objects.requireNonNull(progress, "progress");
+    if (progress.length > dev.tether.mailbox.Mailbox.MAX_CHECKPOINT_BYTES) {
+      throw new IllegalArgumentException("checkpoint of item " + itemId + " is " + progress.length
+          + " bytes, over the limit of " + dev.tether.mailbox.Mailbox.MAX_CHECKPOINT_BYTES
+          + "; nothing was written: keep large state elsewhere and checkpoint a reference");
+    }
+    store.write("checkpointing item " + itemId, c -> {
+      sql.leases().checkpoint(c, itemId, token, progress, store.now(c, clock));
+      return null;
+    });
+  }
+
+  /**
+   * Asks the store whether a lease still holds, by the token and the store's clock (never this
+   * process's): {@code HELD}, {@code EXPIRED} (its token still current, but any receiver may take
+   * the item over), {@code LOST} (taken over, handed back, finalized or gone) or {@code
+   * CANCELLED}. Reads one row; changes nothing.
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @return the status
+   * @throws StoreUnavailableException if the database cannot be reached
+   */
+  public LeaseStatus checkLease(long itemId, long token) {
+    return store.read("checking the lease of item " + itemId,
+        c -> sql.leases().checkLease(c, itemId, token, store.now(c, clock)));
+  }
+
+  /**
+   * Completes a held item and inserts the reply to it into its reply-to queue, in one
+   * transaction: both or neither, and neither through a stale token.
+   */
+  void completeWithReply(long itemId, long token, byte[] output, NewWorkItem reply, int replyCapacity) {
+    store.write("replying to and acknowledging item " + itemId, c -> {
+      Instant now = store.now(c, clock);
+      sql.leases().complete(c, itemId, token, output, now);
+      insertReply(c, reply, replyCapacity, now);
+      return null;
+    });
+    store.signalItems();
+  }
+
+  /** Inserts a reply while the lease still holds, without finalizing the item. */
+  void reply(long itemId, long token, NewWorkItem reply, int replyCapacity) {
+    store.write("replying to item " + itemId, c -> {
+      Instant now = store.now(c, clock);
+      sql.leases().touchHeld(c, itemId, token, now);
+      insertReply(c, reply, replyCapacity, now);
+      return null;
+    });
+    store.signalItems();
+  }
+
+  private void insertReply(Connection c, NewWorkItem reply, int capacity, Instant now) throws SQLException {
+    if (capacity > 0) {
+      checkCapacity(c, reply.queue(), capacity, "reply mailbox");
+    }
+    sql.inserts().insert(c, reply, now);
+    store.notifyItems(c);
+  }
+
+  /**
+   * Enqueues one item unless its queue already holds {@code capacity} unfinished items (0:
+   * unbounded); capacity checks of one queue are serialized.
+   *
+   * @throws MailboxFullException if the queue is at its capacity (nothing was written)
+   */
+  long enqueueWithin(NewWorkItem item, int capacity) {
+    if (capacity == 0) {
+      return enqueue(item);
+    }
+    long id = store.write("enqueueing on queue '" + item.queue() + "'", c -> {
+      Instant now = store.now(c, clock);
+      checkCapacity(c, item.queue(), capacity, "mailbox");
+      long inserted = sql.inserts().insert(c, item, now);
+      store.notifyItems(c);
+      return inserted;
+    });
+    store.signalItems();
+    return id;
+  }
+
+  private void checkCapacity(Connection c, String queue, int capacity, String what) throws SQLException {
+    store.storeEngine().lockQueue(c, queue);
+    long count = sql.inserts().countUnfinished(c, queue);
+    if (count >= capacity) {
+      throw new MailboxFullException(what + " '" + queue + "' holds " + count
+          + " unfinished messages, its capacity is " + capacity
+          + "; nothing was sent: retry after messages are acknowledged, or raise the capacity");
+    }
+  }
+
+  /** Completes several leases in shared transactions; null or the refusal of each, in order. */
+  List<RuntimeException> completeAll(List<LeaseKey> leases) {
+    return store.completeAll(leases, clock);
+  }
+
+  private static void checkDelay(Duration delay) {
+    Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative() || delay.compareTo(AcquireRequest.MAX_LEASE) > 0) {
+      throw new IllegalArgumentException(
+          "delay must be in 0.." + AcquireRequest.MAX_LEASE + ", was " + delay);
+    }
+  }
+
+  // ------------------------------------------------------------------ dead letters
+
+  /**
+   * Requeues one {@code failed} or {@code cancelled} item (a redrive) with a fresh budget: it
+   * becomes pending at once, its charged attempts start again from zero (its own {@code
+   * max_attempts} of them), its delivery count is kept (it never decreases), as is its progress
+   * checkpoint; a {@code redriven} checkpoint is written and earlier checkpoints stay.
+   *
+   * @param itemId the item
+   * @return true if the item was failed or cancelled and is now pending; false otherwise
+   */
+  public boolean redrive(long itemId) {
+    return redriveWith(itemId, null);
+  }
+
+  /**
+   * Requeues one {@code failed} or {@code cancelled} item (see {@link #redrive(long)}) with a
+   * budget of {@code maxAttempts} charged attempts, which becomes the item's {@code
+   * max_attempts}.
+   *
+   * @param itemId the item
+   * @param maxAttempts the new budget, at least 1
+   * @return true if the item was failed or cancelled and is now pending; false otherwise
+   * @throws IllegalArgumentException if {@code maxAttempts < 1}
+   */
+  public boolean redrive(long itemId, int maxAttempts) {
+    return redriveWith(itemId, requireAttempts(maxAttempts));
+  }
+
+  private boolean redriveWith(long itemId, Integer maxAttempts) {
     boolean done = store.write("redriving item " + itemId,
         c -> {
-          boolean redriven = sql.operatorActions().redrive(c, itemId, additionalAttempts, store.now(c, clock));
+          boolean redriven = sql.operatorActions().redrive(c, itemId, maxAttempts, store.now(c, clock));
           if (redriven) {
             store.notifyItems(c);
           }
@@ -358,34 +531,38 @@ public final class LeaseManager {
   }
 
   /**
-   * Requeues every {@code failed} item of {@code queue} in one transaction, each with {@value
-   * #DEFAULT_REDRIVE_ATTEMPTS} more delivery.
+   * Requeues every {@code failed} item of {@code queue} in one transaction, each with a fresh
+   * budget of its own {@code max_attempts} (see {@link #redrive(long)}).
    *
    * @param queue the queue
    * @return how many were requeued
+   * @throws IllegalArgumentException if the queue name breaks the {@link QueueName} rule
    */
   public int redriveAll(String queue) {
-    return redriveAll(queue, DEFAULT_REDRIVE_ATTEMPTS);
+    return redriveAllWith(queue, null);
   }
 
   /**
-   * Requeues every {@code failed} item of {@code queue} in one transaction (see {@link
-   * #redrive(long, int)}).
+   * Requeues every {@code failed} item of {@code queue} in one transaction, each with a budget of
+   * {@code maxAttempts} (see {@link #redrive(long, int)}).
    *
    * @param queue the queue
-   * @param additionalAttempts deliveries granted to each, at least 1
+   * @param maxAttempts the new budget of each, at least 1
    * @return how many were requeued
-   * @throws IllegalArgumentException if {@code additionalAttempts < 1} or the queue name breaks
-   *     the {@link QueueName} rule
+   * @throws IllegalArgumentException if {@code maxAttempts < 1} or the queue name breaks the
+   *     {@link QueueName} rule
    */
-  public int redriveAll(String queue, int additionalAttempts) {
+  public int redriveAll(String queue, int maxAttempts) {
+    return redriveAllWith(queue, requireAttempts(maxAttempts));
+  }
+
+  private int redriveAllWith(String queue, Integer maxAttempts) {
     QueueName.requireValid(queue, "queue");
-    requireAttempts(additionalAttempts);
     int n = store.write("redriving the failed items of queue '" + queue + "'", c -> {
       Instant now = store.now(c, clock);
       int count = 0;
       for (long id : sql.reads().failedIds(c, queue)) {
-        if (sql.operatorActions().redrive(c, id, additionalAttempts, now)) {
+        if (sql.operatorActions().redrive(c, id, maxAttempts, now)) {
           count++;
         }
       }
@@ -400,11 +577,11 @@ public final class LeaseManager {
     return n;
   }
 
-  private static void requireAttempts(int additionalAttempts) {
-    if (additionalAttempts < 1) {
-      throw new IllegalArgumentException(
-          "additionalAttempts must be >= 1, was " + additionalAttempts);
+  private static int requireAttempts(int maxAttempts) {
+    if (maxAttempts < 1) {
+      throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
     }
+    return maxAttempts;
   }
 
   /**

@@ -5,45 +5,50 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import dev.tether.mailbox.LeaseStatus;
 import java.time.Instant;
 
 /**
  * What a lease holder does to its item, one lease at a time: renew, complete, touch (a reply),
- * release as failed, hand back, dead-letter. Every change is a conditional update on (id, token,
+ * fail or nack (charged), hand back (not charged), dead-letter, checkpoint its progress, check
+ * its lease. Every change is a conditional update on (id, token,
  * status); when it matches no row, {@link LeaseDiagnosis} says why and that exception is thrown,
  * and nothing changed. Methods run on the caller's connection inside the caller's transaction.
  * Stateless apart from its collaborators, so thread-safe.
  */
 final class LeaseOperations {
   static final String COMPLETE =
-      "UPDATE work_items SET status = 'completed', output_data = ?, lease_expires_at = NULL,"
+      "UPDATE tether_work_items SET status = 'completed', output_data = ?, lease_expires_at = NULL,"
           + " error_message = NULL, completed_at = ?, updated_at = ?"
           + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'";
 
   /** Backoff before a failed item is retried. */
   @FunctionalInterface
   interface RetryBackoff {
-    Duration after(int deliveryCount);
+    Duration after(int attempt);
   }
 
   /** The row of a held lease, read (and locked where the engine locks rows) before a multi-step change. */
-  record Held(long id, long token, String holder, int deliveryCount, int maxAttempts, Instant heartbeatAt) {}
+  record Held(long id, long token, String holder, int deliveryCount, int attempts, int maxAttempts,
+      Instant heartbeatAt, String replyTo) {}
 
   private final StoreEngine engine;
   private final LeaseDiagnosis diagnosis;
   private final Checkpoints checkpoints;
+  private final Replies replies;
 
-  LeaseOperations(StoreEngine engine, LeaseDiagnosis diagnosis, Checkpoints checkpoints) {
+  LeaseOperations(StoreEngine engine, LeaseDiagnosis diagnosis, Checkpoints checkpoints, Replies replies) {
     this.engine = engine;
     this.diagnosis = diagnosis;
     this.checkpoints = checkpoints;
+    this.replies = replies;
   }
 
   /** Renews a lease to {@code max(current expiry, now + duration)}; returns the new expiry. */
   Instant renew(Connection c, long id, long token, Instant now, Duration duration) throws SQLException {
     Instant target = now.plus(duration);
     try (PreparedStatement ps = c.prepareStatement(
-        "UPDATE work_items SET lease_expires_at = CASE WHEN lease_expires_at > ? THEN"
+        "UPDATE tether_work_items SET lease_expires_at = CASE WHEN lease_expires_at > ? THEN"
             + " lease_expires_at ELSE ? END, heartbeat_at = ?, updated_at = ?"
             + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
       engine.setInstant(ps, 1, target);
@@ -56,7 +61,7 @@ final class LeaseOperations {
         throw diagnosis.diagnose(c, id, token, "renew");
       }
     }
-    try (PreparedStatement ps = c.prepareStatement("SELECT lease_expires_at FROM work_items WHERE id = ?")) {
+    try (PreparedStatement ps = c.prepareStatement("SELECT lease_expires_at FROM tether_work_items WHERE id = ?")) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -82,7 +87,7 @@ final class LeaseOperations {
   /** Checks that the lease is held (and records the activity) before a reply is written. */
   void touchHeld(Connection c, long id, long token, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "UPDATE work_items SET updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+        "UPDATE tether_work_items SET updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
       engine.setInstant(ps, 1, now);
       ps.setLong(2, id);
       ps.setLong(3, token);
@@ -93,39 +98,108 @@ final class LeaseOperations {
   }
 
   /**
-   * Releases a held item as failed: pending again after {@code backoff} while deliveries remain,
-   * else {@code failed}; one {@code released_failed} checkpoint either way.
+   * Ends a held item's attempt as failed (charged; a release as failed): pending again after
+   * {@code backoff} while attempts remain, else {@code failed} with an error reply to its
+   * requester; one {@code released_failed} checkpoint either way.
    */
   ReleaseOutcome fail(Connection c, long id, long token, String error, Instant now, RetryBackoff backoff)
       throws SQLException {
     Held h = lockHeld(c, id, token, "release as failed");
+    return failHeld(c, h, error, h.attempts() < h.maxAttempts() ? backoff.after(h.attempts()) : null, now);
+  }
+
+  /**
+   * Ends a held item's attempt as failed (charged) with the caller's {@code delay} before it is
+   * visible again, or dead-letters it when that was its last attempt.
+   */
+  ReleaseOutcome nack(Connection c, long id, long token, Duration delay, String reason, Instant now)
+      throws SQLException {
+    Held h = lockHeld(c, id, token, "nack");
+    return failHeld(c, h, reason, delay, now);
+  }
+
+  private ReleaseOutcome failHeld(Connection c, Held h, String error, Duration delay, Instant now)
+      throws SQLException {
     String err = error == null ? "failed without an error message" : error;
-    if (h.deliveryCount() < h.maxAttempts()) {
-      Duration delay = backoff.after(h.deliveryCount());
-      requeue(c, h, now.plus(delay), err, now);
-      checkpoints.insert(c, Checkpoint.RELEASED_FAILED, entry(h, err + " (delivery " + h.deliveryCount()
+    if (h.attempts() < h.maxAttempts()) {
+      requeue(c, h, now.plus(delay), err, now, false);
+      checkpoints.insert(c, Checkpoint.RELEASED_FAILED, entry(h, err + " (attempt " + h.attempts()
           + " of " + h.maxAttempts() + "; retry after " + delay + ")"), now);
       return ReleaseOutcome.RETRY_SCHEDULED;
     }
-    markFailed(c, h, err, now);
-    checkpoints.insert(c, Checkpoint.RELEASED_FAILED, entry(h, err + " (delivery " + h.deliveryCount()
+    String reason = "failed on attempt " + h.attempts() + " of " + h.maxAttempts() + ": " + err;
+    markFailed(c, h, reason, now);
+    checkpoints.insert(c, Checkpoint.RELEASED_FAILED, entry(h, err + " (attempt " + h.attempts()
         + " of " + h.maxAttempts() + "; no attempts left: failed)"), now);
+    replies.answerWithError(c, h.id(), h.replyTo(), reason, h.attempts(), false, now);
     return ReleaseOutcome.FAILED;
   }
 
-  /** Hands a held item back, pending again after {@code delay}, not charged; a {@code nacked} checkpoint. */
-  void nack(Connection c, long id, long token, Duration delay, Instant now) throws SQLException {
+  /**
+   * Hands a held item back without charging its attempt (its worker is shutting down or
+   * draining): pending again after {@code delay}, its progress checkpoint kept; a {@code
+   * handed_back} checkpoint.
+   */
+  void handBack(Connection c, long id, long token, Duration delay, Instant now) throws SQLException {
     Held h = lockHeld(c, id, token, "hand back");
-    requeue(c, h, now.plus(delay), null, now);
-    checkpoints.insert(c, Checkpoint.NACKED, entry(h, "handed back, visible again after " + delay), now);
+    requeue(c, h, now.plus(delay), null, now, true);
+    checkpoints.insert(c, Checkpoint.HANDED_BACK, entry(h, "handed back by its worker, attempt "
+        + h.attempts() + " of " + h.maxAttempts() + " not charged; visible again after " + delay), now);
   }
 
-  /** Fails a held item at once with {@code reason}; a {@code dead_lettered} checkpoint. */
+  /** Fails a held item at once with {@code reason} (charged); a {@code dead_lettered} checkpoint. */
   void deadLetter(Connection c, long id, long token, String reason, Instant now) throws SQLException {
     Held h = lockHeld(c, id, token, "dead-letter");
     String r = reason == null ? "dead-lettered" : reason;
     markFailed(c, h, r, now);
     checkpoints.insert(c, Checkpoint.DEAD_LETTERED, entry(h, r), now);
+    replies.answerWithError(c, h.id(), h.replyTo(), r, h.attempts(), false, now);
+  }
+
+  /**
+   * Records a held item's progress checkpoint (replacing the previous one), fenced by the token;
+   * also counts as its heartbeat.
+   */
+  void checkpoint(Connection c, long id, long token, byte[] progress, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "UPDATE tether_work_items SET progress = ?, progress_at = ?, progress_delivery = delivery_count,"
+            + " heartbeat_at = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+      engine.setBytes(ps, 1, progress);
+      engine.setInstant(ps, 2, now);
+      engine.setInstant(ps, 3, now);
+      engine.setInstant(ps, 4, now);
+      ps.setLong(5, id);
+      ps.setLong(6, token);
+      if (ps.executeUpdate() != 1) {
+        throw diagnosis.diagnose(c, id, token, "checkpoint");
+      }
+    }
+  }
+
+  /**
+   * What the store says of a lease at {@code now}: held, expired (its token still current), lost,
+   * or cancelled. Reads one row; changes nothing.
+   */
+  LeaseStatus checkLease(Connection c, long id, long token, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT status, lease_token, lease_expires_at FROM tether_work_items WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return LeaseStatus.LOST;
+        }
+        String status = rs.getString("status");
+        if (WorkStatus.CANCELLED.dbValue().equals(status)) {
+          return LeaseStatus.CANCELLED;
+        }
+        Long current = ItemReads.getLongOrNull(rs, "lease_token");
+        if (!WorkStatus.IN_PROGRESS.dbValue().equals(status) || current == null || current != token) {
+          return LeaseStatus.LOST;
+        }
+        Instant expires = engine.getInstant(rs, "lease_expires_at");
+        return expires != null && expires.isAfter(now) ? LeaseStatus.HELD : LeaseStatus.EXPIRED;
+      }
+    }
   }
 
   private static Checkpoints.Entry entry(Held h, String reason) {
@@ -134,8 +208,9 @@ final class LeaseOperations {
 
   private Held lockHeld(Connection c, long id, long token, String operation) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT lease_holder, delivery_count, max_attempts, heartbeat_at FROM work_items"
-            + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'" + engine.forUpdate())) {
+        "SELECT lease_holder, delivery_count, attempts, max_attempts, heartbeat_at, reply_to"
+            + " FROM tether_work_items WHERE id = ? AND lease_token = ? AND status = 'in_progress'"
+            + engine.forUpdate())) {
       ps.setLong(1, id);
       ps.setLong(2, token);
       try (ResultSet rs = ps.executeQuery()) {
@@ -143,23 +218,27 @@ final class LeaseOperations {
           throw diagnosis.diagnose(c, id, token, operation);
         }
         return new Held(id, token, rs.getString("lease_holder"), rs.getInt("delivery_count"),
-            rs.getInt("max_attempts"), engine.getInstant(rs, "heartbeat_at"));
+            rs.getInt("attempts"), rs.getInt("max_attempts"), engine.getInstant(rs, "heartbeat_at"),
+            rs.getString("reply_to"));
       }
     }
   }
 
-  private void requeue(Connection c, Held h, Instant availableAt, String error, Instant now)
-      throws SQLException {
+  /** Makes a held item pending again at {@code availableAt}, refunding its attempt if asked. */
+  private void requeue(Connection c, Held h, Instant availableAt, String error, Instant now,
+      boolean refund) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "UPDATE work_items SET status = 'pending', lease_holder = NULL, lease_token = NULL,"
+        "UPDATE tether_work_items SET status = 'pending', lease_holder = NULL, lease_token = NULL,"
             + " lease_expires_at = NULL, available_at = ?, error_message = COALESCE(?, error_message),"
-            + " updated_at = ?, scheduled = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
+            + " updated_at = ?, scheduled = ?, attempts = attempts - ?"
+            + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
       engine.setInstant(ps, 1, availableAt);
       ps.setString(2, error);
       engine.setInstant(ps, 3, now);
       ps.setBoolean(4, availableAt.isAfter(now));
-      ps.setLong(5, h.id());
-      ps.setLong(6, h.token());
+      ps.setInt(5, refund ? 1 : 0);
+      ps.setLong(6, h.id());
+      ps.setLong(7, h.token());
       if (ps.executeUpdate() != 1) {
         throw diagnosis.diagnose(c, h.id(), h.token(), "requeue");
       }
@@ -168,7 +247,7 @@ final class LeaseOperations {
 
   private void markFailed(Connection c, Held h, String error, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "UPDATE work_items SET status = 'failed', lease_expires_at = NULL, error_message = ?,"
+        "UPDATE tether_work_items SET status = 'failed', lease_expires_at = NULL, error_message = ?,"
             + " completed_at = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
       ps.setString(1, error);
       engine.setInstant(ps, 2, now);

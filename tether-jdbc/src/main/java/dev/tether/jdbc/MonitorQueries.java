@@ -17,11 +17,16 @@ import java.util.TreeMap;
  * in auto-commit. Stateless apart from its collaborators, so thread-safe.
  */
 final class MonitorQueries {
+  /**
+   * The columns a listing reads: all of them but the progress checkpoint's bytes (read by {@link
+   * ItemReads#find} for one item; a listing shows when and by which delivery one was written).
+   */
   private static final String ITEM_COLUMNS =
       "id, queue, task_id, work_type, status, priority, lease_holder, lease_token,"
-          + " lease_acquired_at, lease_expires_at, heartbeat_at, delivery_count, max_attempts,"
+          + " lease_acquired_at, lease_expires_at, heartbeat_at, delivery_count, attempts, max_attempts,"
           + " available_at, idempotency_key, reply_to, input_data, output_data, error_message,"
-          + " created_at, started_at, completed_at, updated_at";
+          + " created_at, started_at, completed_at, updated_at, NULL AS progress, progress_at,"
+          + " progress_delivery, reply_of, reply_error";
 
   private final StoreEngine engine;
   private final ItemReads rows; // its row mapping, so a WorkItem is read one way
@@ -35,7 +40,7 @@ final class MonitorQueries {
   List<QueueCount> countsByStatus(Connection c) throws SQLException {
     List<QueueCount> out = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT queue, status, COUNT(*) FROM work_items GROUP BY queue, status ORDER BY queue, status");
+        "SELECT queue, status, COUNT(*) FROM tether_work_items GROUP BY queue, status ORDER BY queue, status");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         out.add(new QueueCount(rs.getString(1), WorkStatus.fromDb(rs.getString(2)), rs.getLong(3)));
@@ -51,7 +56,7 @@ final class MonitorQueries {
    */
   List<LeaseInfo> leases(Connection c, String queue, Duration staleAfter, Instant now) throws SQLException {
     String sql = "SELECT id, queue, lease_holder, lease_token, delivery_count, lease_acquired_at,"
-        + " heartbeat_at, lease_expires_at FROM work_items WHERE status = 'in_progress'"
+        + " heartbeat_at, lease_expires_at FROM tether_work_items WHERE status = 'in_progress'"
         + (queue != null ? " AND queue = ?" : "")
         + (staleAfter != null ? " AND heartbeat_at < ? ORDER BY heartbeat_at" : " ORDER BY lease_expires_at");
     List<LeaseInfo> out = new ArrayList<>();
@@ -81,7 +86,7 @@ final class MonitorQueries {
   SortedMap<Integer, Long> retryDistribution(Connection c, String queue) throws SQLException {
     SortedMap<Integer, Long> out = new TreeMap<>();
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT delivery_count, COUNT(*) FROM work_items WHERE status IN ('completed', 'failed')"
+        "SELECT delivery_count, COUNT(*) FROM tether_work_items WHERE status IN ('completed', 'failed')"
             + (queue != null ? " AND queue = ?" : "") + " GROUP BY delivery_count")) {
       if (queue != null) {
         ps.setString(1, queue);
@@ -99,7 +104,7 @@ final class MonitorQueries {
   List<WorkItem> failed(Connection c, String queue, int limit) throws SQLException {
     List<WorkItem> out = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT * FROM work_items WHERE queue = ? AND status = 'failed' ORDER BY completed_at, id LIMIT ?")) {
+        "SELECT * FROM tether_work_items WHERE queue = ? AND status = 'failed' ORDER BY completed_at, id LIMIT ?")) {
       ps.setString(1, queue);
       ps.setInt(2, limit);
       try (ResultSet rs = ps.executeQuery()) {
@@ -113,7 +118,7 @@ final class MonitorQueries {
 
   /** Items as {@code q} says (filters, order, limit), without checkpoints. */
   List<WorkItem> items(Connection c, ItemQuery q) throws SQLException {
-    StringBuilder sql = new StringBuilder("SELECT ").append(ITEM_COLUMNS).append(" FROM work_items");
+    StringBuilder sql = new StringBuilder("SELECT ").append(ITEM_COLUMNS).append(" FROM tether_work_items");
     List<String> where = new ArrayList<>(2);
     if (q.queue() != null) {
       where.add("queue = ?");
@@ -174,7 +179,7 @@ final class MonitorQueries {
   SortedMap<String, Long> checkpointCounts(Connection c) throws SQLException {
     SortedMap<String, Long> out = new TreeMap<>();
     try (PreparedStatement ps =
-            c.prepareStatement("SELECT kind, COUNT(*) FROM work_item_checkpoints GROUP BY kind");
+            c.prepareStatement("SELECT kind, COUNT(*) FROM tether_work_item_checkpoints GROUP BY kind");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         out.put(rs.getString(1), rs.getLong(2));

@@ -10,8 +10,8 @@ import java.util.Objects;
  * value at once.
  */
 public final class NewWorkItem {
-  /** Default total deliveries (first attempt included): {@value}. */
-  public static final int DEFAULT_MAX_ATTEMPTS = 3;
+  /** Default budget: {@value} charged attempts (the first included). */
+  public static final int DEFAULT_MAX_ATTEMPTS = dev.tether.mailbox.Mailbox.DEFAULT_MAX_ATTEMPTS;
 
   /**
    * Largest input, and largest output a {@link LeaseManager} stores: {@value} bytes (64 MiB, the
@@ -29,6 +29,8 @@ public final class NewWorkItem {
   private final Duration delay;
   private final String idempotencyKey;
   private final String replyTo;
+  private final Long replyOf;
+  private final boolean errorReply;
 
   private NewWorkItem(Builder b) {
     this.queue = b.queue;
@@ -40,6 +42,8 @@ public final class NewWorkItem {
     this.delay = b.delay;
     this.idempotencyKey = b.idempotencyKey;
     this.replyTo = b.replyTo;
+    this.replyOf = b.replyOf;
+    this.errorReply = b.errorReply;
   }
 
   /**
@@ -93,7 +97,7 @@ public final class NewWorkItem {
     return priority;
   }
 
-  /** @return the total deliveries allowed */
+  /** @return the budget: charged attempts before the item is dead-lettered */
   public int maxAttempts() {
     return maxAttempts;
   }
@@ -111,6 +115,16 @@ public final class NewWorkItem {
   /** @return the reply-to queue, or null */
   public String replyTo() {
     return replyTo;
+  }
+
+  /** The request this item answers, or null (replies only). */
+  Long replyOf() {
+    return replyOf;
+  }
+
+  /** Whether this item is an error reply. */
+  boolean errorReply() {
+    return errorReply;
   }
 
   static byte[] checkSize(byte[] data, String what) {
@@ -133,6 +147,8 @@ public final class NewWorkItem {
     private Duration delay = Duration.ZERO;
     private String idempotencyKey;
     private String replyTo;
+    private Long replyOf;
+    private boolean errorReply;
 
     private Builder(String queue) {
       this.queue = QueueName.requireValid(queue, "queue");
@@ -196,7 +212,9 @@ public final class NewWorkItem {
     }
 
     /**
-     * Sets the total number of deliveries (first attempt included) before the item fails.
+     * Sets the item's budget: the charged attempts (first included) after which it is
+     * dead-lettered. Every delivery is charged except one its worker hands back itself
+     * (shutdown, drain).
      *
      * @param maxAttempts at least 1
      * @return this builder
@@ -205,7 +223,7 @@ public final class NewWorkItem {
     public Builder maxAttempts(int maxAttempts) {
       if (maxAttempts < 1) {
         throw new IllegalArgumentException(
-            "maxAttempts (total deliveries) must be >= 1, was " + maxAttempts);
+            "maxAttempts must be >= 1, was " + maxAttempts);
       }
       this.maxAttempts = maxAttempts;
       return this;
@@ -252,6 +270,18 @@ public final class NewWorkItem {
      */
     public Builder replyTo(String replyTo) {
       this.replyTo = replyTo == null ? null : QueueName.requireValid(replyTo, "replyTo");
+      return this;
+    }
+
+    /** Marks the item as a reply to request {@code requestId}. */
+    Builder replyOf(long requestId) {
+      this.replyOf = requestId;
+      return this;
+    }
+
+    /** Marks the item as an error reply (its input encodes the {@code ErrorReply}). */
+    Builder errorReply() {
+      this.errorReply = true;
       return this;
     }
 

@@ -7,34 +7,39 @@ import java.sql.SQLException;
 import java.time.Instant;
 
 /**
- * The SQL of operators' actions on single items: cancel ({@link QueueAdmin}) and redrive ({@link
- * LeaseManager#redrive}), each with its checkpoint. Methods run on the caller's connection inside
+ * The SQL of operators' actions on single items: cancel ({@link QueueAdmin}, {@link
+ * JdbcMailbox#cancel}) and redrive ({@link LeaseManager#redrive}), each with its checkpoint. Methods run on the caller's connection inside
  * the caller's write transaction. Stateless apart from its collaborators, so thread-safe.
  */
 final class OperatorActions {
   private final StoreEngine engine;
   private final Checkpoints checkpoints;
+  private final Replies replies;
 
-  OperatorActions(StoreEngine engine, Checkpoints checkpoints) {
+  OperatorActions(StoreEngine engine, Checkpoints checkpoints, Replies replies) {
     this.engine = engine;
     this.checkpoints = checkpoints;
+    this.replies = replies;
   }
 
   /**
-   * Fails a pending or in-progress item whatever lease holds it; returns false (changing nothing)
-   * if the item is unknown or already finished. Clears the lease token, so any holder's later
-   * renew, ack or release is refused.
+   * Cancels a pending or in-progress item whatever lease holds it: it ends {@code cancelled} and
+   * its requester, if any, gets an error reply; returns false (changing nothing) if the item is
+   * unknown or already finished. Clears the lease token, so any holder's later renew, checkpoint,
+   * ack or release is refused (as cancelled).
    */
   boolean cancel(Connection c, long id, String reason, Instant now) throws SQLException {
     String status;
     String holder;
     Long token;
     int deliveries;
+    int attempts;
+    String replyTo;
     Instant heartbeat;
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT status, lease_holder, lease_token, delivery_count, heartbeat_at FROM work_items"
-                + " WHERE id = ?" + engine.forUpdate())) {
+            "SELECT status, lease_holder, lease_token, delivery_count, attempts, reply_to, heartbeat_at"
+                + " FROM tether_work_items WHERE id = ?" + engine.forUpdate())) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -44,6 +49,8 @@ final class OperatorActions {
         holder = rs.getString("lease_holder");
         token = ItemReads.getLongOrNull(rs, "lease_token");
         deliveries = rs.getInt("delivery_count");
+        attempts = rs.getInt("attempts");
+        replyTo = rs.getString("reply_to");
         heartbeat = engine.getInstant(rs, "heartbeat_at");
       }
     }
@@ -52,7 +59,7 @@ final class OperatorActions {
     }
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE work_items SET status = 'failed', lease_token = NULL, lease_expires_at = NULL,"
+            "UPDATE tether_work_items SET status = 'cancelled', lease_token = NULL, lease_expires_at = NULL,"
                 + " error_message = ?, completed_at = ?, updated_at = ? WHERE id = ? AND status = ?"
                 + (token == null ? " AND lease_token IS NULL" : " AND lease_token = ?"))) {
       ps.setString(1, reason);
@@ -72,45 +79,54 @@ final class OperatorActions {
     }
     checkpoints.insert(c, Checkpoint.CANCELLED,
         new Checkpoints.Entry(id, holder, token, deliveries, heartbeat, reason), now);
+    replies.answerWithError(c, id, replyTo, reason, attempts, true, now);
     return true;
   }
 
   /**
-   * Requeues one {@code failed} item: pending at once, its delivery count kept and its budget
-   * raised to {@code deliveryCount + additionalAttempts}, with a {@code redriven} checkpoint.
-   * Returns false (changing nothing) if the item is not failed.
+   * Requeues one {@code failed} or {@code cancelled} item (a redrive): pending at once with a
+   * fresh budget (its charged attempts start again from zero), of {@code maxAttempts} attempts
+   * when given (null: the item's own), its delivery count and progress checkpoint kept, with a
+   * {@code redriven} checkpoint. Returns false (changing nothing) if the item is neither.
    */
-  boolean redrive(Connection c, long id, int additionalAttempts, Instant now) throws SQLException {
+  boolean redrive(Connection c, long id, Integer maxAttempts, Instant now) throws SQLException {
     int count;
+    int attempts;
     int max;
+    String status;
     try (PreparedStatement sel = c.prepareStatement(
-        "SELECT delivery_count, max_attempts FROM work_items WHERE id = ? AND status = 'failed'")) {
+        "SELECT delivery_count, attempts, max_attempts, status FROM tether_work_items WHERE id = ?"
+            + " AND status IN ('failed', 'cancelled')")) {
       sel.setLong(1, id);
       try (ResultSet rs = sel.executeQuery()) {
         if (!rs.next()) {
           return false;
         }
         count = rs.getInt(1);
-        max = rs.getInt(2);
+        attempts = rs.getInt(2);
+        max = rs.getInt(3);
+        status = rs.getString(4);
       }
     }
-    int newMax = count + additionalAttempts;
+    int newMax = maxAttempts == null ? max : maxAttempts;
     try (PreparedStatement ps = c.prepareStatement(
-        "UPDATE work_items SET status = 'pending', max_attempts = ?, lease_holder = NULL,"
-            + " lease_token = NULL, lease_expires_at = NULL, available_at = ?, scheduled = FALSE,"
-            + " completed_at = NULL, updated_at = ? WHERE id = ? AND status = 'failed' AND delivery_count = ?")) {
+        "UPDATE tether_work_items SET status = 'pending', attempts = 0, max_attempts = ?,"
+            + " lease_holder = NULL, lease_token = NULL, lease_expires_at = NULL, available_at = ?,"
+            + " scheduled = FALSE, completed_at = NULL, updated_at = ?"
+            + " WHERE id = ? AND status = ? AND delivery_count = ?")) {
       ps.setInt(1, newMax);
       engine.setInstant(ps, 2, now);
       engine.setInstant(ps, 3, now);
       ps.setLong(4, id);
-      ps.setInt(5, count);
+      ps.setString(5, status);
+      ps.setInt(6, count);
       if (ps.executeUpdate() != 1) {
         return false;
       }
     }
     checkpoints.insert(c, Checkpoint.REDRIVEN, new Checkpoints.Entry(id, null, null, count, null,
-        "requeued by an operator after " + count + " deliveries (max attempts " + max + " -> "
-            + newMax + ", " + additionalAttempts + " more)"), now);
+        "requeued from '" + status + "' after " + count + " deliveries and " + attempts
+            + " charged attempts, with a fresh budget of " + newMax + " attempts"), now);
     return true;
   }
 }

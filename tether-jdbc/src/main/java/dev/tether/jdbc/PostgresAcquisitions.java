@@ -36,8 +36,8 @@ final class PostgresAcquisitions {
    * EXISTS} as stopping at the first of many matches (for an instant it cannot see) and, with the
    * statistics of a busy queue, scanned the whole table for a row that was not there; an ordered
    * index read wins whatever the row estimate. The instant is a scalar subquery there so that the
-   * checks are index range scans ({@code work_items_leased_by_queue}, {@code
-   * work_items_scheduled}). {@code pick} locks up to n pending due unscheduled items, highest
+   * checks are index range scans ({@code tether_work_items_leased_by_queue}, {@code
+   * tether_work_items_scheduled}). {@code pick} locks up to n pending due unscheduled items, highest
    * priority then oldest, {@code SKIP LOCKED}, and none when {@code x} is true; {@code num}
    * numbers them in that order. Parameters: queue, queue, queue.
    *
@@ -47,13 +47,13 @@ final class PostgresAcquisitions {
    * one prepared statement per connection) per n; sizes are few.
    */
   private static final String PICK_HEAD =
-      " x AS (SELECT (SELECT e.lease_expires_at FROM work_items e WHERE e.queue = ?"
+      " x AS (SELECT (SELECT e.lease_expires_at FROM tether_work_items e WHERE e.queue = ?"
           + " AND e.status = 'in_progress' AND e.lease_expires_at <= (SELECT now FROM t)"
           + " ORDER BY e.lease_expires_at LIMIT 1) IS NOT NULL"
-          + " OR COALESCE((SELECT s.available_at FROM work_items s WHERE s.queue = ?"
+          + " OR COALESCE((SELECT s.available_at FROM tether_work_items s WHERE s.queue = ?"
           + " AND s.status = 'pending' AND s.scheduled = TRUE ORDER BY s.available_at LIMIT 1)"
           + " <= (SELECT now FROM t), FALSE) AS expired),"
-          + " pick AS (SELECT w.id, w.priority FROM work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
+          + " pick AS (SELECT w.id, w.priority FROM tether_work_items w, t WHERE w.queue = ? AND w.status = 'pending'"
           + " AND w.scheduled = FALSE AND w.available_at <= t.now AND NOT (SELECT expired FROM x)"
           + " ORDER BY w.priority DESC, w.id";
 
@@ -67,15 +67,15 @@ final class PostgresAcquisitions {
    * millis, tokens.
    */
   private static final String ACQUIRE_TAIL =
-      " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = k.token,"
+      " upd AS (UPDATE tether_work_items w SET status = 'in_progress', lease_holder = ?, lease_token = k.token,"
           + " lease_acquired_at = t.now, lease_expires_at = t.now + ?::bigint * interval '1 millisecond',"
-          + " heartbeat_at = t.now, delivery_count = w.delivery_count + 1,"
+          + " heartbeat_at = t.now, delivery_count = w.delivery_count + 1, attempts = w.attempts + 1,"
           + " started_at = COALESCE(w.started_at, t.now), updated_at = t.now"
           + " FROM num JOIN unnest(?::bigint[]) WITH ORDINALITY AS k(token, n) ON k.n = num.n, t"
           + " WHERE w.id = num.id AND w.status = 'pending'"
           + " RETURNING w.id, w.queue, w.task_id, w.work_type, w.priority, w.delivery_count,"
-          + " w.max_attempts, w.input_data, w.reply_to, w.created_at, w.lease_token,"
-          + " w.lease_acquired_at, w.lease_expires_at)"
+          + " w.attempts, w.max_attempts, w.input_data, w.reply_to, w.created_at, w.lease_token,"
+          + " w.lease_acquired_at, w.lease_expires_at, w.progress, w.reply_of, w.reply_error)"
           + " SELECT x.expired, upd.* FROM x LEFT JOIN upd ON true";
 
   /**
@@ -85,12 +85,12 @@ final class PostgresAcquisitions {
    * see the same snapshot: a row completed here is not picked here. Parameters: ids, tokens, ids.
    */
   private static final String GROUP_COMPLETIONS =
-      " done AS (UPDATE work_items w SET status = 'completed', output_data = NULL,"
+      " done AS (UPDATE tether_work_items w SET status = 'completed', output_data = NULL,"
           + " lease_expires_at = NULL, error_message = NULL, completed_at = t.now, updated_at = t.now"
           + " FROM (SELECT * FROM unnest(?::bigint[], ?::bigint[]) AS u(id, token)"
           + " LIMIT (SELECT cardinality(?::bigint[]))) AS v(id, token), t"
           + " WHERE w.id = v.id AND w.lease_token = v.token"
-          + " AND w.status NOT IN ('pending', 'completed', 'failed')"
+          + " AND w.status NOT IN ('pending', 'completed', 'failed', 'cancelled')"
           + " RETURNING w.id, w.lease_token),";
 
   /**
@@ -99,17 +99,17 @@ final class PostgresAcquisitions {
    * millis.
    */
   private static final String GROUP_TAIL =
-      " upd AS (UPDATE work_items w SET status = 'in_progress', lease_holder = k.holder,"
+      " upd AS (UPDATE tether_work_items w SET status = 'in_progress', lease_holder = k.holder,"
           + " lease_token = k.token, lease_acquired_at = t.now,"
           + " lease_expires_at = t.now + k.ms * interval '1 millisecond',"
-          + " heartbeat_at = t.now, delivery_count = w.delivery_count + 1,"
+          + " heartbeat_at = t.now, delivery_count = w.delivery_count + 1, attempts = w.attempts + 1,"
           + " started_at = COALESCE(w.started_at, t.now), updated_at = t.now"
           + " FROM num JOIN unnest(?::bigint[], ?::text[], ?::bigint[]) WITH ORDINALITY AS k(token, holder, ms, n)"
           + " ON k.n = num.n, t"
           + " WHERE w.id = num.id AND w.status = 'pending'"
           + " RETURNING k.n AS ord, w.id, w.queue, w.task_id, w.work_type, w.priority, w.delivery_count,"
-          + " w.max_attempts, w.input_data, w.reply_to, w.created_at, w.lease_token,"
-          + " w.lease_acquired_at, w.lease_expires_at)"
+          + " w.attempts, w.max_attempts, w.input_data, w.reply_to, w.created_at, w.lease_token,"
+          + " w.lease_acquired_at, w.lease_expires_at, w.progress, w.reply_of, w.reply_error)"
           + " SELECT x.expired, (SELECT array_agg(id) FROM done) AS done_ids,"
           + " (SELECT array_agg(lease_token) FROM done) AS done_tokens, upd.*"
           + " FROM x LEFT JOIN upd ON true";
@@ -292,11 +292,15 @@ final class PostgresAcquisitions {
         rs.getString("work_type"),
         rs.getInt("priority"),
         rs.getInt("delivery_count"),
+        rs.getInt("attempts"),
         rs.getInt("max_attempts"),
         engine.getInstant(rs, "lease_acquired_at"),
         engine.getInstant(rs, "lease_expires_at"),
         rs.getBytes("input_data"),
         rs.getString("reply_to"),
-        engine.getInstant(rs, "created_at"));
+        engine.getInstant(rs, "created_at"),
+        rs.getBytes("progress"),
+        ItemReads.getLongOrNull(rs, "reply_of"),
+        rs.getBoolean("reply_error"));
   }
 }

@@ -48,8 +48,8 @@ final class PostgresEngine implements StoreEngine {
    * the planner chose a hash join against a scan of the table. Parameters: queue, now.
    */
   static final String PROMOTE =
-      "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id = ANY (ARRAY(SELECT id"
-          + " FROM work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
+      "UPDATE tether_work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id = ANY (ARRAY(SELECT id"
+          + " FROM tether_work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
           + " ORDER BY available_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED))";
 
   private final TetherStoreConfig config;
@@ -289,6 +289,12 @@ final class PostgresEngine implements StoreEngine {
   @Override
   public boolean notifies() {
     return config.notifications();
+  }
+
+  /** 1 s with notifications (enqueues wake receivers), else 100 ms. */
+  @Override
+  public Duration defaultPollInterval() {
+    return notifies() ? Duration.ofSeconds(1) : Duration.ofMillis(100);
   }
 
   @Override

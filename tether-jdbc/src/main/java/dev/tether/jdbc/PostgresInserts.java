@@ -27,7 +27,7 @@ final class PostgresInserts {
    */
   private static final String INSERT_ONE =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
-          + " ins AS (INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+          + " ins AS (INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
           + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled)"
           + " SELECT ?, ?, ?, 'pending', ?, 0, ?, t.now + ?::bigint * interval '1 millisecond', ?, ?,"
           + " t.now, t.now, ? FROM t RETURNING id)"
@@ -39,7 +39,7 @@ final class PostgresInserts {
    * scheduled} when delayed ({@link Inserts#scheduled}). Parameters: now, now, now, then the arrays.
    */
   private static final String INSERT_ALL =
-      "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+      "INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
           + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled)"
           + " SELECT v.queue, v.task_id, v.work_type, 'pending', v.priority, 0, v.max_attempts,"
           + " ?::timestamptz + v.delay_ms * interval '1 millisecond', v.reply_to, v.input_data, ?, ?,"

@@ -25,7 +25,7 @@ import java.util.Set;
  * from the engine, so thread-safe.
  *
  * <p>Completions and renewals find their rows by primary key, whatever the state of the partial
- * indexes. They say "in progress" as {@code status NOT IN ('pending', 'completed', 'failed')}
+ * indexes. They say "in progress" as {@code status NOT IN ('pending', 'completed', 'failed', 'cancelled')}
  * (the same rows as {@code status = 'in_progress'} under the CHECK constraint) so that the planner
  * cannot answer it with the partial indexes on {@code status = 'in_progress'}, and hide the row
  * count of their arrays behind {@code LIMIT (SELECT cardinality(ids))} (no limit in fact: the
@@ -37,29 +37,30 @@ import java.util.Set;
  */
 final class PostgresLeaseBatches {
   private static final String TAKE_ALL =
-      "UPDATE work_items w SET status = 'in_progress', lease_holder = ?, lease_token = v.token,"
+      "UPDATE tether_work_items w SET status = 'in_progress', lease_holder = ?, lease_token = v.token,"
           + " lease_acquired_at = ?, lease_expires_at = ?, heartbeat_at = ?,"
-          + " delivery_count = w.delivery_count + 1, started_at = COALESCE(w.started_at, ?),"
+          + " delivery_count = w.delivery_count + 1, attempts = w.attempts + 1,"
+          + " started_at = COALESCE(w.started_at, ?),"
           + " updated_at = ? FROM unnest(?::bigint[], ?::bigint[]) AS v(id, token)"
           + " WHERE w.id = v.id AND w.status = 'pending' RETURNING w.id";
 
   /** Completions without output at one instant. Parameters: now, now (null: the database clock), ids, tokens, ids. */
   static final String COMPLETE_ALL =
-      "UPDATE work_items w SET status = 'completed', output_data = NULL, lease_expires_at = NULL,"
+      "UPDATE tether_work_items w SET status = 'completed', output_data = NULL, lease_expires_at = NULL,"
           + " error_message = NULL, completed_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())),"
           + " updated_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp()))"
           + " FROM (SELECT * FROM unnest(?::bigint[], ?::bigint[]) AS u(id, token)"
           + " LIMIT (SELECT cardinality(?::bigint[]))) AS v(id, token)"
           + " WHERE w.id = v.id AND w.lease_token = v.token"
-          + " AND w.status NOT IN ('pending', 'completed', 'failed')"
+          + " AND w.status NOT IN ('pending', 'completed', 'failed', 'cancelled')"
           + " RETURNING w.id, w.lease_token";
 
   /** A group of one: a plain UPDATE by primary key (no arrays to bind, unnest or join). */
   private static final String COMPLETE_ONE =
-      "UPDATE work_items SET status = 'completed', output_data = NULL, lease_expires_at = NULL,"
+      "UPDATE tether_work_items SET status = 'completed', output_data = NULL, lease_expires_at = NULL,"
           + " error_message = NULL, completed_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())),"
           + " updated_at = COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp()))"
-          + " WHERE id = ? AND lease_token = ? AND status NOT IN ('pending', 'completed', 'failed')";
+          + " WHERE id = ? AND lease_token = ? AND status NOT IN ('pending', 'completed', 'failed', 'cancelled')";
 
   /**
    * Renewals, each to {@code max(current expiry, now + extension)} at its own instant.
@@ -67,18 +68,18 @@ final class PostgresLeaseBatches {
    * ids.
    */
   static final String RENEW_ALL =
-      "UPDATE work_items w SET lease_expires_at = GREATEST(w.lease_expires_at,"
+      "UPDATE tether_work_items w SET lease_expires_at = GREATEST(w.lease_expires_at,"
           + " v.now + v.extend_ms * interval '1 millisecond'), heartbeat_at = v.now, updated_at = v.now"
           + " FROM (SELECT u.id, u.token, u.extend_ms, COALESCE(to_timestamp(u.at_ms / 1000.0),"
           + " date_trunc('milliseconds', clock_timestamp())) AS now"
           + " FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) AS u(id, token, extend_ms, at_ms)"
           + " LIMIT (SELECT cardinality(?::bigint[]))) v"
           + " WHERE w.id = v.id AND w.lease_token = v.token"
-          + " AND w.status NOT IN ('pending', 'completed', 'failed')"
+          + " AND w.status NOT IN ('pending', 'completed', 'failed', 'cancelled')"
           + " RETURNING w.id, w.lease_token, w.lease_expires_at";
 
   private static final String RECLAIM_ALL =
-      "UPDATE work_items w SET status = v.new_status, lease_holder = NULL, lease_token = NULL,"
+      "UPDATE tether_work_items w SET status = v.new_status, lease_holder = NULL, lease_token = NULL,"
           + " lease_expires_at = NULL, available_at = ?, scheduled = FALSE, error_message = v.reason,"
           + " completed_at = CASE WHEN v.new_status = 'failed' THEN ?::timestamptz END, updated_at = ?"
           + " FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[]) AS v(id, token, new_status, reason)"
@@ -86,7 +87,7 @@ final class PostgresLeaseBatches {
           + " AND w.lease_expires_at <= ? RETURNING w.id";
 
   private static final String CHECKPOINT_ALL =
-      "INSERT INTO work_item_checkpoints (item_id, kind, lease_holder, lease_token, delivery_count,"
+      "INSERT INTO tether_work_item_checkpoints (item_id, kind, lease_holder, lease_token, delivery_count,"
           + " heartbeat_at, reason, created_at) SELECT v.id, ?, v.holder, v.token, v.delivery_count,"
           + " to_timestamp(v.heartbeat_ms / 1000.0), v.reason, ?"
           + " FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::int[], ?::bigint[], ?::text[])"

@@ -23,13 +23,13 @@ final class Purges {
   int purgeCompleted(Connection c, Instant before) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
+            "DELETE FROM tether_work_item_checkpoints WHERE item_id IN (SELECT id FROM tether_work_items"
                 + " WHERE status = 'completed' AND completed_at < ?)")) {
       engine.setInstant(ps, 1, before);
       ps.executeUpdate();
     }
     try (PreparedStatement ps =
-        c.prepareStatement("DELETE FROM work_items WHERE status = 'completed' AND completed_at < ?")) {
+        c.prepareStatement("DELETE FROM tether_work_items WHERE status = 'completed' AND completed_at < ?")) {
       engine.setInstant(ps, 1, before);
       return ps.executeUpdate();
     }
@@ -38,13 +38,13 @@ final class Purges {
   /** Deletes the pending and in-progress items of {@code queue} and their checkpoints; returns how many items. */
   long purgeUnfinished(Connection c, String queue) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
+        "DELETE FROM tether_work_item_checkpoints WHERE item_id IN (SELECT id FROM tether_work_items"
             + " WHERE queue = ? AND status IN ('pending', 'in_progress'))")) {
       ps.setString(1, queue);
       ps.executeUpdate();
     }
     try (PreparedStatement ps = c.prepareStatement(
-        "DELETE FROM work_items WHERE queue = ? AND status IN ('pending', 'in_progress')")) {
+        "DELETE FROM tether_work_items WHERE queue = ? AND status IN ('pending', 'in_progress')")) {
       ps.setString(1, queue);
       return ps.executeUpdate();
     }
@@ -59,26 +59,26 @@ final class Purges {
     long deleted = 0;
     if (finishedBefore != null) {
       try (PreparedStatement ps = c.prepareStatement(
-          "DELETE FROM work_item_checkpoints WHERE item_id IN (SELECT id FROM work_items"
-              + " WHERE status IN ('completed', 'failed') AND completed_at < ?)")) {
+          "DELETE FROM tether_work_item_checkpoints WHERE item_id IN (SELECT id FROM tether_work_items"
+              + " WHERE status IN ('completed', 'failed', 'cancelled') AND completed_at < ?)")) {
         engine.setInstant(ps, 1, finishedBefore);
         deleted += ps.executeUpdate();
       }
       try (PreparedStatement ps = c.prepareStatement(
-          "DELETE FROM work_items WHERE status IN ('completed', 'failed') AND completed_at < ?")) {
+          "DELETE FROM tether_work_items WHERE status IN ('completed', 'failed', 'cancelled') AND completed_at < ?")) {
         engine.setInstant(ps, 1, finishedBefore);
         deleted += ps.executeUpdate();
       }
     }
     if (checkpointsBefore != null) {
-      try (PreparedStatement ps = c.prepareStatement("DELETE FROM work_item_checkpoints WHERE created_at < ?")) {
+      try (PreparedStatement ps = c.prepareStatement("DELETE FROM tether_work_item_checkpoints WHERE created_at < ?")) {
         engine.setInstant(ps, 1, checkpointsBefore);
         deleted += ps.executeUpdate();
       }
     }
     try (PreparedStatement ps = c.prepareStatement(
-        "DELETE FROM work_item_checkpoints WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER()"
-            + " OVER (PARTITION BY item_id ORDER BY id DESC) AS rn FROM work_item_checkpoints) ranked"
+        "DELETE FROM tether_work_item_checkpoints WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER()"
+            + " OVER (PARTITION BY item_id ORDER BY id DESC) AS rn FROM tether_work_item_checkpoints) ranked"
             + " WHERE rn > ?)")) {
       ps.setInt(1, perItem);
       deleted += ps.executeUpdate();

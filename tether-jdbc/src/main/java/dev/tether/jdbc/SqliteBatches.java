@@ -19,17 +19,18 @@ import java.util.Set;
  */
 final class SqliteBatches {
   private static final String ANY_EXPIRED =
-      "SELECT 1 FROM work_items WHERE queue = ? AND status = 'in_progress'"
+      "SELECT 1 FROM tether_work_items WHERE queue = ? AND status = 'in_progress'"
           + " AND lease_expires_at <= ? LIMIT 1";
 
   private static final String TAKE =
-      "UPDATE work_items SET status = 'in_progress', lease_holder = ?, lease_token = ?,"
+      "UPDATE tether_work_items SET status = 'in_progress', lease_holder = ?, lease_token = ?,"
           + " lease_acquired_at = ?, lease_expires_at = ?, heartbeat_at = ?,"
-          + " delivery_count = delivery_count + 1, started_at = COALESCE(started_at, ?),"
+          + " delivery_count = delivery_count + 1, attempts = attempts + 1,"
+          + " started_at = COALESCE(started_at, ?),"
           + " updated_at = ? WHERE id = ? AND status = 'pending'";
 
   private static final String RECLAIM =
-      "UPDATE work_items SET status = ?, lease_holder = NULL, lease_token = NULL,"
+      "UPDATE tether_work_items SET status = ?, lease_holder = NULL, lease_token = NULL,"
           + " lease_expires_at = NULL, available_at = ?, scheduled = FALSE, error_message = ?,"
           + " completed_at = ?, updated_at = ? WHERE id = ? AND status = 'in_progress' AND lease_token = ?"
           + " AND lease_expires_at <= ?";
@@ -43,7 +44,7 @@ final class SqliteBatches {
   /** Inserts 2 to {@link SqliteEngine#INSERT_CHUNK} keyless items in one statement; ids in any order. */
   List<Long> insertRun(Connection c, List<NewWorkItem> run, Instant now) throws SQLException {
     StringBuilder sql = new StringBuilder(
-        "INSERT INTO work_items (queue, task_id, work_type, status, priority, delivery_count,"
+        "INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
             + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
             + " updated_at, scheduled) VALUES ");
     for (int i = 0; i < run.size(); i++) {

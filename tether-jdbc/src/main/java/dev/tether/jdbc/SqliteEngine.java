@@ -39,11 +39,11 @@ final class SqliteEngine implements StoreEngine {
    * Promotes up to 1,000 of the queue's scheduled (delayed) pending items due at {@code now},
    * earliest due first (the next acquisition promotes more; when more than 1,000 come due at
    * once, a higher-priority item that came due later waits for that next acquisition): an index
-   * range probe on {@code work_items_scheduled}, one descent when none is due. Parameters: queue,
+   * range probe on {@code tether_work_items_scheduled}, one descent when none is due. Parameters: queue,
    * now.
    */
   static final String PROMOTE =
-      "UPDATE work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id IN (SELECT id FROM work_items"
+      "UPDATE tether_work_items SET scheduled = FALSE WHERE scheduled = TRUE AND id IN (SELECT id FROM tether_work_items"
           + " WHERE queue = ? AND status = 'pending' AND scheduled = TRUE AND available_at <= ?"
           + " ORDER BY available_at, id LIMIT 1000)";
 
@@ -247,6 +247,12 @@ final class SqliteEngine implements StoreEngine {
   @Override
   public boolean notifies() {
     return false;
+  }
+
+  /** 100 ms: nothing tells this process of other processes' enqueues. */
+  @Override
+  public Duration defaultPollInterval() {
+    return Duration.ofMillis(100);
   }
 
   @Override

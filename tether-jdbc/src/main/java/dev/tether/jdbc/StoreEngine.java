@@ -167,6 +167,13 @@ interface StoreEngine {
   /** Whether enqueues of other processes wake this store's waiting receivers. */
   boolean notifies();
 
+  /**
+   * How often a waiting receive looks at the database without a wake-up: rarely where enqueues
+   * of every process wake receivers (then the look only finds delayed items coming due and
+   * expired leases), often where they do not.
+   */
+  Duration defaultPollInterval();
+
   /** The channel an enqueue notifies inside its own statement, or null. */
   String notificationChannel();
 

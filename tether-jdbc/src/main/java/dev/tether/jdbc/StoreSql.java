@@ -15,6 +15,7 @@ package dev.tether.jdbc;
  * @param monitor the monitor's listings and counts
  * @param operatorActions cancel and redrive
  * @param purges deletes of items and checkpoints
+ * @param replies the error replies that answer requests ending without an output
  */
 record StoreSql(
     Inserts inserts,
@@ -26,17 +27,20 @@ record StoreSql(
     ItemReads reads,
     MonitorQueries monitor,
     OperatorActions operatorActions,
-    Purges purges) {
+    Purges purges,
+    Replies replies) {
 
   /** Wires every piece to {@code engine}, preparing the hot statements from {@code statements}. */
   static StoreSql of(StoreEngine engine, Statements statements) {
     Checkpoints checkpoints = new Checkpoints(engine);
     LeaseDiagnosis diagnosis = new LeaseDiagnosis(engine);
-    ExpiredLeases expired = new ExpiredLeases(engine, statements);
-    LeaseOperations leases = new LeaseOperations(engine, diagnosis, checkpoints);
+    Inserts inserts = new Inserts(engine);
+    Replies replies = new Replies(engine, inserts);
+    ExpiredLeases expired = new ExpiredLeases(engine, statements, replies);
+    LeaseOperations leases = new LeaseOperations(engine, diagnosis, checkpoints, replies);
     ItemReads reads = new ItemReads(engine, checkpoints);
     return new StoreSql(
-        new Inserts(engine),
+        inserts,
         new Acquisitions(engine, statements, expired, checkpoints),
         expired,
         leases,
@@ -44,7 +48,8 @@ record StoreSql(
         diagnosis,
         reads,
         new MonitorQueries(engine, reads),
-        new OperatorActions(engine, checkpoints),
-        new Purges(engine));
+        new OperatorActions(engine, checkpoints, replies),
+        new Purges(engine),
+        replies);
   }
 }

@@ -471,6 +471,18 @@ public final class TetherStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Returns how often a waiting receive of this store looks at the database without a wake-up:
+   * 1 s on PostgreSQL with notifications on (enqueues of every process wake receivers; the look
+   * finds delayed items coming due and expired leases), else 100 ms (SQLite hears no other
+   * process's enqueue).
+   *
+   * @return the poll interval
+   */
+  public Duration defaultPollInterval() {
+    return engine.defaultPollInterval();
+  }
+
   boolean usesNotifications() {
     return engine.notifies();
   }

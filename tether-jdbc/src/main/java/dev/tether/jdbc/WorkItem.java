@@ -20,7 +20,8 @@ import java.util.List;
  * @param leaseExpiresAt when the current lease expires, or null
  * @param heartbeatAt the last renewal, or null
  * @param deliveryCount deliveries so far
- * @param maxAttempts total deliveries allowed
+ * @param attempts charged attempts so far (a worker's own hand-backs are not charged)
+ * @param maxAttempts the item's budget of charged attempts
  * @param availableAt when a pending item becomes available
  * @param idempotencyKey the idempotency key, or null
  * @param replyTo the reply-to queue, or null
@@ -32,6 +33,11 @@ import java.util.List;
  * @param completedAt when finished, or null
  * @param updatedAt last change
  * @param checkpoints the audit trail, oldest first (empty when not loaded)
+ * @param progress the latest progress checkpoint, or null
+ * @param progressAt when it was written, or null
+ * @param progressDelivery the delivery that wrote it, or null
+ * @param replyOf the id of the request this item answers, or null
+ * @param errorReply whether it is an error reply
  */
 public record WorkItem(
     long id,
@@ -46,6 +52,7 @@ public record WorkItem(
     Instant leaseExpiresAt,
     Instant heartbeatAt,
     int deliveryCount,
+    int attempts,
     int maxAttempts,
     Instant availableAt,
     String idempotencyKey,
@@ -57,7 +64,12 @@ public record WorkItem(
     Instant startedAt,
     Instant completedAt,
     Instant updatedAt,
-    List<Checkpoint> checkpoints) {
+    List<Checkpoint> checkpoints,
+    byte[] progress,
+    Instant progressAt,
+    Integer progressDelivery,
+    Long replyOf,
+    boolean errorReply) {
 
   /**
    * Returns the input decoded as UTF-8.
@@ -80,8 +92,8 @@ public record WorkItem(
   @Override
   public String toString() {
     return "WorkItem[id=" + id + ", queue=" + queue + ", status=" + status + ", delivery="
-        + deliveryCount + "/" + maxAttempts + ", holder=" + leaseHolder + ", error=" + errorMessage
-        + "]";
+        + deliveryCount + ", attempts=" + attempts + "/" + maxAttempts + ", holder=" + leaseHolder
+        + ", error=" + errorMessage + "]";
   }
 
   @Override

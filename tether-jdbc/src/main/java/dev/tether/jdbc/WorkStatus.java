@@ -11,12 +11,24 @@ public enum WorkStatus {
   /** Finished successfully; terminal. */
   COMPLETED,
   /** Finished unsuccessfully (attempts exhausted or dead-lettered); terminal until redriven. */
-  FAILED;
+  FAILED,
+  /** Cancelled by an operator or a program; terminal until requeued. */
+  CANCELLED;
+
+  /**
+   * Returns whether the status is terminal (completed, failed or cancelled).
+   *
+   * @return true for a finished item
+   */
+  public boolean isFinished() {
+    return this == COMPLETED || this == FAILED || this == CANCELLED;
+  }
 
   /**
    * Returns the value stored in the {@code status} column.
    *
-   * @return {@code pending}, {@code in_progress}, {@code completed} or {@code failed}
+   * @return {@code pending}, {@code in_progress}, {@code completed}, {@code failed} or {@code
+   *     cancelled}
    */
   public String dbValue() {
     return name().toLowerCase(Locale.ROOT);

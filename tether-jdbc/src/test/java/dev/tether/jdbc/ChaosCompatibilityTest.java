@@ -163,9 +163,9 @@ abstract class ChaosCompatibilityTest {
     int redeliveries = 0;
     try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT w.id, w.status, w.delivery_count, w.max_attempts,"
-            + " (SELECT COUNT(*) FROM work_item_checkpoints k WHERE k.item_id = w.id AND k.kind = 'lease_expired'),"
-            + " (SELECT COUNT(*) FROM work_item_checkpoints k WHERE k.item_id = w.id)"
-            + " FROM work_items w WHERE w.queue = '" + queue + "' ORDER BY w.id")) {
+            + " (SELECT COUNT(*) FROM tether_work_item_checkpoints k WHERE k.item_id = w.id AND k.kind = 'lease_expired'),"
+            + " (SELECT COUNT(*) FROM tether_work_item_checkpoints k WHERE k.item_id = w.id)"
+            + " FROM tether_work_items w WHERE w.queue = '" + queue + "' ORDER BY w.id")) {
       int rows = 0;
       while (rs.next()) {
         rows++;

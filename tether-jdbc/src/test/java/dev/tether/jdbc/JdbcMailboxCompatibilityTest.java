@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.Codec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -26,7 +27,7 @@ abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
 
   @Test
   void bodyThatCannotBeEncodedThrowsSerializationAndWritesNothing() {
-    BodyCodec<String> failing = new BodyCodec<>() {
+    Codec<String> failing = new Codec<>() {
       @Override
       public byte[] encode(String body) {
         throw new IllegalArgumentException("cannot encode " + body);
@@ -37,7 +38,7 @@ abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
         return "";
       }
     };
-    JdbcMailbox<String, String> m = JdbcMailbox.builder(store, "q", failing, BodyCodec.utf8()).build();
+    JdbcMailbox<String, String> m = JdbcMailbox.builder(store, "q", failing, Codec.utf8()).build();
     assertThatThrownBy(() -> m.send("x")).isInstanceOf(SerializationException.class)
         .hasMessageContaining("cannot encode x").hasMessageContaining("nothing was written");
     assertThat(m.approximateCount()).isZero();
@@ -49,15 +50,16 @@ abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
     boolean postgres = store.engine() == TetherStore.Engine.POSTGRESQL;
     assertThat(store.usesNotifications()).isEqualTo(postgres);
     assertThat(m.pollInterval())
-        .isEqualTo(postgres ? JdbcMailbox.DEFAULT_NOTIFIED_POLL_INTERVAL : JdbcMailbox.DEFAULT_POLL_INTERVAL);
-    assertThat(JdbcMailbox.builder(store, "q", BodyCodec.utf8(), BodyCodec.utf8())
+        .isEqualTo(store.defaultPollInterval())
+        .isEqualTo(postgres ? Duration.ofSeconds(1) : Duration.ofMillis(100));
+    assertThat(JdbcMailbox.builder(store, "q", Codec.utf8(), Codec.utf8())
             .pollInterval(Duration.ofMillis(7)).build().pollInterval())
         .isEqualTo(Duration.ofMillis(7));
   }
 
   @Test
   void oversizedBodyThrowsSerializationAndWritesNothing() {
-    JdbcMailbox<byte[], String> m = JdbcMailbox.builder(store, "q", BodyCodec.bytes(), BodyCodec.utf8())
+    JdbcMailbox<byte[], String> m = JdbcMailbox.builder(store, "q", Codec.bytes(), Codec.utf8())
         .maxBodyBytes(100).build();
     assertThatThrownBy(() -> m.send(new byte[101])).isInstanceOf(SerializationException.class)
         .hasMessageContaining("101 bytes").hasMessageContaining("100");
@@ -69,9 +71,9 @@ abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
 
   @Test
   void bytesRoundTripAndReplyGoesToTheReplyQueueAtomically() {
-    JdbcMailbox<byte[], byte[]> requests = JdbcMailbox.builder(store, "req", BodyCodec.bytes(), BodyCodec.bytes())
+    JdbcMailbox<byte[], byte[]> requests = JdbcMailbox.builder(store, "req", Codec.bytes(), Codec.bytes())
         .clock(clock).build();
-    JdbcMailbox<byte[], byte[]> replies = JdbcMailbox.builder(store, "rep", BodyCodec.bytes(), BodyCodec.bytes())
+    JdbcMailbox<byte[], byte[]> replies = JdbcMailbox.builder(store, "rep", Codec.bytes(), Codec.bytes())
         .clock(clock).build();
     requests.send(new byte[] {1, 2, 3}, replies);
     Message<byte[], byte[]> m = requests.receive(1, MINUTE, Duration.ZERO).get(0);
@@ -95,7 +97,7 @@ abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
   void aMailboxOnAnotherStoreOfTheSameDatabaseSeesMessagesByPolling() {
     try (TetherStore second = db.open(TetherStoreConfig.builder().clock(clock).build())) {
       JdbcMailbox<String, String> sender = JdbcMailbox.ofStrings(second, "shared");
-      JdbcMailbox<String, String> receiver = JdbcMailbox.builder(store, "shared", BodyCodec.utf8(), BodyCodec.utf8())
+      JdbcMailbox<String, String> receiver = JdbcMailbox.builder(store, "shared", Codec.utf8(), Codec.utf8())
           .pollInterval(Duration.ofMillis(20)).build();
       Thread t = new Thread(() -> {
         try {

@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.Codec;
 import dev.tether.mailbox.Mailbox;
 import dev.tether.mailbox.MailboxFixture;
 import dev.tether.mailbox.MailboxSpec;
@@ -26,8 +27,8 @@ final class JdbcMailboxFixture implements MailboxFixture {
   @Override
   public Mailbox<String, String> create(String name, MailboxSpec spec) {
     JdbcMailbox<String, String> m =
-        JdbcMailbox.builder(store, prefix + name, BodyCodec.utf8(), BodyCodec.utf8())
-            .maxDeliveries(spec.maxDeliveries())
+        JdbcMailbox.builder(store, prefix + name, Codec.utf8(), Codec.utf8())
+            .maxAttempts(spec.maxAttempts())
             .capacity(spec.capacity())
             .clock(spec.clock())
             .pollInterval(java.time.Duration.ofMillis(20))

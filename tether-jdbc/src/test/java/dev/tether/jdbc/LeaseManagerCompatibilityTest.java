@@ -145,7 +145,8 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
     WorkItem item = a.find(id).orElseThrow();
     assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
     assertThat(item.deliveryCount()).isEqualTo(3);
-    assertThat(item.errorMessage()).contains("delivery 3 of 3").contains("no attempts left");
+    assertThat(item.errorMessage()).contains("attempt 3 of 3").contains("no attempts left");
+    assertThat(item.attempts()).isEqualTo(3);
     assertThat(item.checkpoints()).hasSize(3).allMatch(c -> c.kind().equals(Checkpoint.LEASE_EXPIRED));
   }
 
@@ -163,7 +164,7 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
     assertThat(a.release(id, l2.token(), false, null, "second failure")).isEqualTo(ReleaseOutcome.FAILED);
     WorkItem item = a.find(id).orElseThrow();
     assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
-    assertThat(item.errorMessage()).isEqualTo("second failure");
+    assertThat(item.errorMessage()).isEqualTo("failed on attempt 2 of 2: second failure");
     assertThat(item.checkpoints()).extracting(Checkpoint::kind)
         .containsExactly(Checkpoint.RELEASED_FAILED, Checkpoint.RELEASED_FAILED);
     assertThatThrownBy(() -> a.release(id, l2.token(), true, null, null)).isInstanceOf(ItemFinalizedException.class);
@@ -284,14 +285,18 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
     List<Lease> again = a.acquire(AcquireRequest.batch("q", LEASE, 5));
     assertThat(again).extracting(Lease::itemId).containsExactlyInAnyOrder(one, two);
     assertThat(again).as("delivery count never decreases").allMatch(l -> l.deliveryCount() == 2);
-    assertThat(again).allMatch(l -> l.maxAttempts() == 2);
+    assertThat(again).as("a fresh budget of the item's own max attempts")
+        .allMatch(l -> l.attempt() == 1 && l.maxAttempts() == 1);
     assertThat(a.find(two).orElseThrow().checkpoints()).extracting(Checkpoint::kind)
         .containsExactly(Checkpoint.RELEASED_FAILED, Checkpoint.REDRIVEN);
     for (Lease l : again) {
       assertThat(a.release(l.itemId(), l.token(), false, null, "still broken")).isEqualTo(ReleaseOutcome.FAILED);
     }
     assertThat(a.redriveAll("q", 3)).isEqualTo(2);
-    assertThat(a.find(one).orElseThrow().maxAttempts()).isEqualTo(5);
+    assertThat(a.find(one).orElseThrow()).satisfies(w -> {
+      assertThat(w.maxAttempts()).as("a budget granted by number").isEqualTo(3);
+      assertThat(w.attempts()).isZero();
+    });
   }
 
   @Test

@@ -295,8 +295,8 @@ abstract class LeaseManagerPropertyCompatibilityTest {
     Map<Long, Row> out = new HashMap<>();
     try (Connection c = store.dataSource().getConnection();
         PreparedStatement ps = c.prepareStatement(
-            "SELECT w.*, (SELECT COUNT(*) FROM work_item_checkpoints k WHERE k.item_id = w.id) AS cps"
-                + " FROM work_items w WHERE queue = ? ORDER BY id")) {
+            "SELECT w.*, (SELECT COUNT(*) FROM tether_work_item_checkpoints k WHERE k.item_id = w.id) AS cps"
+                + " FROM tether_work_items w WHERE queue = ? ORDER BY id")) {
       ps.setString(1, queue);
       try (ResultSet rs = ps.executeQuery()) {
         ResultSetMetaData md = rs.getMetaData();

@@ -133,7 +133,7 @@ abstract class MigrationCompatibilityTest {
         Connection c = store.dataSource().getConnection();
         Statement st = c.createStatement()) {
       List<Boolean> flags = new ArrayList<>();
-      try (ResultSet rs = st.executeQuery("SELECT scheduled FROM work_items ORDER BY id")) {
+      try (ResultSet rs = st.executeQuery("SELECT scheduled FROM tether_work_items ORDER BY id")) {
         while (rs.next()) {
           flags.add(rs.getBoolean(1));
         }
@@ -141,6 +141,56 @@ abstract class MigrationCompatibilityTest {
       assertThat(flags).containsExactly(true, false, false);
       assertThat(new LeaseManager(store, "w").acquire(AcquireRequest.batch("q", Duration.ofMinutes(1), 10)))
           .extracting(Lease::itemId).containsExactly(2L);
+    }
+  }
+
+  @Test
+  void version3MovesTheTablesToTheirPrefixKeepingIdsAndChargingEarlierDeliveries() throws Exception {
+    boolean sqlite = db instanceof TestDatabase.Sqlite;
+    String engine = sqlite ? "sqlite" : "postgres";
+    String now = sqlite ? "CAST(unixepoch('subsec') * 1000 AS INTEGER)" : "now()";
+    try (Connection c = raw(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE tether_schema_version (version INTEGER PRIMARY KEY,"
+          + " description TEXT NOT NULL, applied_at_millis BIGINT NOT NULL)");
+      for (String script : List.of("V1__work_items.sql", "V2__scheduled.sql")) {
+        String text;
+        try (InputStream in = Migrations.class.getResourceAsStream(
+            "/dev/tether/jdbc/migrations/" + engine + "/" + script)) {
+          text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        for (String sql : text.split(";\\s*\\n")) {
+          if (!sql.isBlank()) {
+            st.execute(sql);
+          }
+        }
+      }
+      st.execute("INSERT INTO tether_schema_version VALUES (1, 'V1__work_items.sql', 0), (2, 'V2__scheduled.sql', 0)");
+      String insert = "INSERT INTO work_items (queue, status, delivery_count, max_attempts, available_at,"
+          + " created_at, updated_at) VALUES ('q', '%s', %d, 3, " + now + ", " + now + ", " + now + ")";
+      st.execute(String.format(insert, "pending", 2)); // id 1: twice delivered, retrying
+      st.execute(String.format(insert, "completed", 1)); // id 2
+      st.execute(String.format(insert, "failed", 5)); // id 3: delivered past its budget
+      st.execute(String.format(insert, "completed", 1)); // id 4, purged below
+      st.execute("INSERT INTO work_item_checkpoints (item_id, kind, delivery_count, created_at)"
+          + " VALUES (1, 'lease_expired', 1, " + now + ")");
+      st.execute("DELETE FROM work_items WHERE id = 4");
+    }
+    try (TetherStore store = db.open(TetherStoreConfig.defaults())) {
+      LeaseManager w = new LeaseManager(store, "w");
+      assertThat(w.find(1).orElseThrow()).satisfies(i -> {
+        assertThat(i.attempts()).as("earlier deliveries were all charged").isEqualTo(2);
+        assertThat(i.checkpoints()).extracting(Checkpoint::kind).containsExactly("lease_expired");
+      });
+      assertThat(w.find(2).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
+      assertThat(w.find(3).orElseThrow().attempts()).as("never above the budget").isEqualTo(3);
+      assertThat(w.enqueue(NewWorkItem.of("q", "new"))).as("a purged id is never reused").isGreaterThan(4L);
+      Lease l = w.acquire("q", Duration.ofMinutes(1)).orElseThrow();
+      assertThat(l.itemId()).isEqualTo(1L);
+      assertThat(l.attempt()).as("its last attempt").isEqualTo(3);
+    }
+    try (Connection c = raw(); Statement st = c.createStatement()) {
+      assertThatThrownBy(() -> st.executeQuery("SELECT COUNT(*) FROM work_items"))
+          .as("the old table is gone").isInstanceOf(java.sql.SQLException.class);
     }
   }
 }

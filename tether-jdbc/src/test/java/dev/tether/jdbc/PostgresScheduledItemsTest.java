@@ -24,13 +24,13 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
     w.enqueueAll(List.of(NewWorkItem.of("q", "now-1"), NewWorkItem.of("q", "now-2")));
     try (Connection c = store.dataSource().getConnection()) {
       try (Statement st = c.createStatement()) {
-        st.execute("ANALYZE work_items");
+        st.execute("ANALYZE tether_work_items");
       }
       String plan = PostgresThroughputTest.planOfAcquireFast(c, "q");
       String pick = plan.substring(plan.indexOf("CTE pick"), plan.indexOf("CTE upd"));
-      assertThat(pick).contains("work_items_pending").doesNotContain("Seq Scan");
+      assertThat(pick).contains("tether_work_items_pending").doesNotContain("Seq Scan");
       String check = plan.substring(plan.indexOf("CTE x"), plan.indexOf("CTE pick"));
-      assertThat(check).contains("work_items_scheduled").doesNotContain("Seq Scan");
+      assertThat(check).contains("tether_work_items_scheduled").doesNotContain("Seq Scan");
     }
     assertThat(w.acquire(AcquireRequest.batch("q", LEASE, 10))).hasSize(2);
   }
@@ -41,13 +41,13 @@ class PostgresScheduledItemsTest extends ScheduledItemsCompatibilityTest {
     enqueueLater(3000, Duration.ofHours(1));
     try (Connection c = store.dataSource().getConnection()) {
       try (Statement st = c.createStatement()) {
-        st.execute("ANALYZE work_items");
+        st.execute("ANALYZE tether_work_items");
       }
       try (PreparedStatement ps = c.prepareStatement(
           "EXPLAIN " + PostgresEngine.PROMOTE)) {
         ps.setString(1, "q");
         ps.setObject(2, java.time.OffsetDateTime.ofInstant(clock.instant(), java.time.ZoneOffset.UTC)); // none due
-        assertThat(PostgresThroughputTest.explain(ps)).contains("work_items_scheduled").contains("work_items_pkey")
+        assertThat(PostgresThroughputTest.explain(ps)).contains("tether_work_items_scheduled").contains("tether_work_items_pkey")
             .doesNotContain("Seq Scan");
       }
     }

@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.Codec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.tether.mailbox.Message;
@@ -25,14 +26,14 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
   void failCompletionOf(Connection c, long id) throws Exception {
     execute(c, "CREATE FUNCTION fail_completion() RETURNS trigger LANGUAGE plpgsql AS"
         + " $$ BEGIN RAISE EXCEPTION 'completion refused by test trigger'; END $$");
-    execute(c, "CREATE TRIGGER fail_completion BEFORE UPDATE ON work_items FOR EACH ROW"
+    execute(c, "CREATE TRIGGER fail_completion BEFORE UPDATE ON tether_work_items FOR EACH ROW"
         + " WHEN (NEW.id = " + id + " AND NEW.status = 'completed') EXECUTE FUNCTION fail_completion()");
   }
 
   @Test
   void enqueueInAnotherStoreWakesAWaitingReceiverBeforeItsNextPoll() throws Exception {
     // The receiver polls only every 5 s; the item must start long before that: woken by NOTIFY.
-    JdbcMailbox<String, String> in = JdbcMailbox.builder(store, "wake", BodyCodec.utf8(), BodyCodec.utf8())
+    JdbcMailbox<String, String> in = JdbcMailbox.builder(store, "wake", Codec.utf8(), Codec.utf8())
         .pollInterval(Duration.ofSeconds(5)).build();
     in.receive(1, LEASE, Duration.ofMillis(50)); // starts the listener
     try (TetherStore other = db.open(TetherStoreConfig.builder().clock(clock).build())) {
@@ -50,7 +51,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     TestDatabase shared = db;
     try (TetherStore quiet = shared.open(TetherStoreConfig.builder().notifications(false).build());
         TetherStore other = shared.open(TetherStoreConfig.builder().notifications(false).build())) {
-      JdbcMailbox<String, String> in = JdbcMailbox.builder(quiet, "poll", BodyCodec.utf8(), BodyCodec.utf8())
+      JdbcMailbox<String, String> in = JdbcMailbox.builder(quiet, "poll", Codec.utf8(), Codec.utf8())
           .pollInterval(Duration.ofMillis(50)).build();
       CompletableFuture<List<Message<String, String>>> got =
           CompletableFuture.supplyAsync(() -> in.receive(1, LEASE, Duration.ofSeconds(20)));
@@ -188,7 +189,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       assertThat(dbClock.committer().fusedStatements()).isPositive();
       try (Connection c = dbClock.dataSource().getConnection();
           java.sql.Statement st = c.createStatement();
-          java.sql.ResultSet rs = st.executeQuery("SELECT status, count(*), max(delivery_count) FROM work_items"
+          java.sql.ResultSet rs = st.executeQuery("SELECT status, count(*), max(delivery_count) FROM tether_work_items"
               + " WHERE queue = 'q' GROUP BY status")) {
         assertThat(rs.next()).isTrue();
         assertThat(rs.getString(1)).isEqualTo("completed");
@@ -264,14 +265,14 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     Long[] ids = held.stream().limit(7).map(Lease::itemId).toArray(Long[]::new);
     try (Connection c = store.dataSource().getConnection()) {
       String completions = planOf(c, PostgresLeaseBatches.COMPLETE_ALL, ids);
-      assertThat(completions).contains("work_items_pkey").doesNotContain("work_items_leased")
-          .doesNotContain("Seq Scan on work_items");
+      assertThat(completions).contains("tether_work_items_pkey").doesNotContain("tether_work_items_leased")
+          .doesNotContain("Seq Scan on tether_work_items");
       String fused = planOf(c, PostgresAcquisitions.groupSql(10), ids, "q", "q", "q",
           c.createArrayOf("bigint", new Long[] {1L}), c.createArrayOf("text", new String[] {"h"}),
           c.createArrayOf("bigint", new Long[] {1000L}));
       String done = fused.substring(fused.indexOf("CTE done"), fused.indexOf("CTE x"));
-      assertThat(done).contains("work_items_pkey").doesNotContain("work_items_leased")
-          .doesNotContain("Seq Scan on work_items");
+      assertThat(done).contains("tether_work_items_pkey").doesNotContain("tether_work_items_leased")
+          .doesNotContain("Seq Scan on tether_work_items");
     }
   }
 
@@ -287,11 +288,11 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       String fused = planOf(c, PostgresAcquisitions.groupSql(10), ids, "q", "q", "q",
           c.createArrayOf("bigint", new Long[] {1L}), c.createArrayOf("text", new String[] {"h"}),
           c.createArrayOf("bigint", new Long[] {1000L}));
-      assertThat(fused).doesNotContain("Seq Scan on work_items");
+      assertThat(fused).doesNotContain("Seq Scan on tether_work_items");
       String check = fused.substring(fused.indexOf("CTE x"), fused.indexOf("CTE pick"));
-      assertThat(check).contains("Index Only Scan using work_items_scheduled")
-          .containsPattern("Index (Only )?Scan using work_items_leased_by_queue");
-      assertThat(planOfAcquireFast(c, "q")).doesNotContain("Seq Scan on work_items");
+      assertThat(check).contains("Index Only Scan using tether_work_items_scheduled")
+          .containsPattern("Index (Only )?Scan using tether_work_items_leased_by_queue");
+      assertThat(planOfAcquireFast(c, "q")).doesNotContain("Seq Scan on tether_work_items");
     }
   }
 
@@ -325,7 +326,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
         for (boolean generic : new boolean[] {false, true}) {
           assertThat(plan(c, e.getKey(), e.getValue(), generic))
               .as("%s plan of %s", generic ? "generic" : "custom", e.getKey())
-              .doesNotContain("Seq Scan on work_items");
+              .doesNotContain("Seq Scan on tether_work_items");
         }
       }
     }
@@ -346,12 +347,12 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     List<Lease> held = w.acquire(AcquireRequest.batch("q", Duration.ofMinutes(5), 10));
     // The rest of the history in bulk: 26,000 items leased in no particular order of expiry,
     // 20,000 of them done since (their old versions still in the indexes of leases).
-    execute(c, "UPDATE work_items SET status = 'in_progress', lease_holder = 'other', lease_token = id,"
+    execute(c, "UPDATE tether_work_items SET status = 'in_progress', lease_holder = 'other', lease_token = id,"
         + " lease_expires_at = now() + interval '5 minutes' * (1 + random()), delivery_count = 1 WHERE id IN"
-        + " (SELECT id FROM work_items WHERE status = 'pending' ORDER BY id LIMIT 26000)");
-    execute(c, "UPDATE work_items SET status = 'completed', lease_expires_at = NULL, completed_at = now()"
-        + " WHERE id IN (SELECT id FROM work_items WHERE lease_holder = 'other' ORDER BY id LIMIT 20000)");
-    execute(c, "ANALYZE work_items");
+        + " (SELECT id FROM tether_work_items WHERE status = 'pending' ORDER BY id LIMIT 26000)");
+    execute(c, "UPDATE tether_work_items SET status = 'completed', lease_expires_at = NULL, completed_at = now()"
+        + " WHERE id IN (SELECT id FROM tether_work_items WHERE lease_holder = 'other' ORDER BY id LIMIT 20000)");
+    execute(c, "ANALYZE tether_work_items");
     return held.stream().limit(8).map(Lease::itemId).toArray(Long[]::new);
   }
 
@@ -408,8 +409,8 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
       ps.setArray(3, c.createArrayOf("bigint", extend));
       ps.setArray(4, c.createArrayOf("bigint", new Long[ids.length]));
       ps.setArray(5, c.createArrayOf("bigint", ids));
-      assertThat(explain(ps)).contains("work_items_pkey").doesNotContain("work_items_leased")
-          .doesNotContain("Seq Scan on work_items");
+      assertThat(explain(ps)).contains("tether_work_items_pkey").doesNotContain("tether_work_items_leased")
+          .doesNotContain("Seq Scan on tether_work_items");
     }
   }
 
@@ -428,7 +429,7 @@ class PostgresThroughputTest extends ThroughputCompatibilityTest {
     try (Connection c = store.dataSource().getConnection()) {
       c.setAutoCommit(true);
       try (java.sql.Statement st = c.createStatement()) {
-        st.execute("ANALYZE work_items");
+        st.execute("ANALYZE tether_work_items");
       }
       List<Lease> held = new ArrayList<>();
       for (int i = 0; i < 12; i++) {

@@ -160,7 +160,7 @@ abstract class ProcessCompatibilityTest {
         assertThat(rs.getLong(3)).as("workers that did some work").isGreaterThanOrEqualTo(3);
       }
       try (ResultSet rs = st.executeQuery(
-          "SELECT status, COUNT(*) FROM work_items WHERE queue = 'cluster' GROUP BY status")) {
+          "SELECT status, COUNT(*) FROM tether_work_items WHERE queue = 'cluster' GROUP BY status")) {
         rs.next();
         assertThat(rs.getString(1)).isEqualTo("completed");
         assertThat(rs.getLong(2)).isEqualTo(total);

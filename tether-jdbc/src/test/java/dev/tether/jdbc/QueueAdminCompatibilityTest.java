@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tether.mailbox.Message;
+import dev.tether.mailbox.MessageCancelledException;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,7 +22,7 @@ abstract class QueueAdminCompatibilityTest extends StoreTestBase {
   static final Duration LEASE = Duration.ofMinutes(5);
 
   @Test
-  void cancellingAPendingItemFailsItWithTheReasonAndACheckpointStampedByTheStoreClock() {
+  void cancellingAPendingItemEndsItCancelledWithTheReasonAndACheckpointStampedByTheStoreClock() {
     LeaseManager w = new LeaseManager(store, "w");
     long id = w.enqueue(NewWorkItem.of("q", "job"));
     clock.advance(Duration.ofSeconds(7));
@@ -30,7 +31,7 @@ abstract class QueueAdminCompatibilityTest extends StoreTestBase {
     assertThat(new QueueAdmin(store).cancel(id, "not needed any more")).isTrue();
 
     WorkItem item = w.find(id).orElseThrow();
-    assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(item.status()).isEqualTo(WorkStatus.CANCELLED);
     assertThat(item.errorMessage()).isEqualTo("not needed any more");
     assertThat(item.completedAt()).isEqualTo(at);
     assertThat(item.updatedAt()).isEqualTo(at);
@@ -58,20 +59,23 @@ abstract class QueueAdminCompatibilityTest extends StoreTestBase {
     assertThat(new QueueAdmin(store).cancel(id, "cancelled by operator")).isTrue();
 
     assertThatThrownBy(() -> w.renew(id, lease.token(), LEASE))
-        .isInstanceOf(LeaseExpiredException.class)
+        .isInstanceOf(ItemCancelledException.class)
         .hasMessageContaining(String.valueOf(id))
-        .hasMessageContaining("failed");
+        .hasMessageContaining("cancelled");
+    assertThat(w.checkLease(id, lease.token())).isEqualTo(dev.tether.mailbox.LeaseStatus.CANCELLED);
+    assertThatThrownBy(() -> w.checkpoint(id, lease.token(), new byte[] {1}))
+        .isInstanceOf(ItemCancelledException.class);
     assertThatThrownBy(() -> w.complete(id, lease.token(), null))
-        .isInstanceOf(LeaseExpiredException.class);
+        .isInstanceOf(ItemCancelledException.class);
     assertThatThrownBy(() -> w.release(id, lease.token(), true, "late output", null))
-        .isInstanceOf(LeaseExpiredException.class);
+        .isInstanceOf(ItemCancelledException.class);
     assertThatThrownBy(() -> w.release(id, lease.token(), false, null, "late failure"))
-        .isInstanceOf(LeaseExpiredException.class);
+        .isInstanceOf(ItemCancelledException.class);
     assertThatThrownBy(() -> w.handBack(id, lease.token(), Duration.ZERO))
-        .isInstanceOf(LeaseExpiredException.class);
+        .isInstanceOf(ItemCancelledException.class);
 
     WorkItem item = w.find(id).orElseThrow();
-    assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(item.status()).isEqualTo(WorkStatus.CANCELLED);
     assertThat(item.errorMessage()).isEqualTo("cancelled by operator");
     assertThat(item.output()).isNull();
     assertThat(item.leaseExpiresAt()).isNull();
@@ -107,7 +111,7 @@ abstract class QueueAdminCompatibilityTest extends StoreTestBase {
     assertThat(doneAfter.status()).isEqualTo(WorkStatus.COMPLETED);
     assertThat(doneAfter.updatedAt()).isEqualTo(doneBefore.updatedAt());
     assertThat(doneAfter.checkpoints()).isEmpty();
-    assertThat(deadAfter.errorMessage()).isEqualTo("boom");
+    assertThat(deadAfter.errorMessage()).isEqualTo("failed on attempt 1 of 1: boom");
     assertThat(deadAfter.updatedAt()).isEqualTo(deadBefore.updatedAt());
     assertThat(deadAfter.checkpoints()).extracting(Checkpoint::kind).containsExactly(Checkpoint.RELEASED_FAILED);
   }
@@ -153,12 +157,12 @@ abstract class QueueAdminCompatibilityTest extends StoreTestBase {
         try {
           completed = fd.get();
         } catch (ExecutionException e) {
-          assertThat(e.getCause()).isInstanceOf(LeaseExpiredException.class);
+          assertThat(e.getCause()).isInstanceOf(ItemCancelledException.class);
           completed = false;
         }
         assertThat(cancelled ^ completed).as("exactly one of cancel and complete wins, round " + round).isTrue();
         WorkItem item = w.find(id).orElseThrow();
-        assertThat(item.status()).isEqualTo(cancelled ? WorkStatus.FAILED : WorkStatus.COMPLETED);
+        assertThat(item.status()).isEqualTo(cancelled ? WorkStatus.CANCELLED : WorkStatus.COMPLETED);
         assertThat(item.checkpoints()).hasSize(cancelled ? 1 : 0);
       }
     } finally {
@@ -237,12 +241,14 @@ abstract class QueueAdminCompatibilityTest extends StoreTestBase {
 
     assertThat(new QueueAdmin(store).cancel(Long.parseLong(id), "cancelled by operator")).isTrue();
 
-    assertThatThrownBy(() -> msg.extendVisibility(LEASE)).isInstanceOf(ReceiptHandleExpiredException.class);
-    assertThatThrownBy(msg::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
-    assertThatThrownBy(() -> msg.nack(Duration.ZERO)).isInstanceOf(ReceiptHandleExpiredException.class);
+    assertThatThrownBy(() -> msg.extendVisibility(LEASE)).isInstanceOf(MessageCancelledException.class);
+    assertThatThrownBy(msg::acknowledge).isInstanceOf(MessageCancelledException.class);
+    assertThatThrownBy(() -> msg.nack(Duration.ZERO)).isInstanceOf(MessageCancelledException.class);
+    assertThatThrownBy(() -> msg.checkpoint(new byte[] {1})).isInstanceOf(MessageCancelledException.class);
+    assertThat(msg.checkLease()).isEqualTo(dev.tether.mailbox.LeaseStatus.CANCELLED);
     assertThat(mailbox.receive(1, LEASE, Duration.ZERO)).isEmpty();
     WorkItem item = new QueueMonitor(store).item(Long.parseLong(id)).orElseThrow();
-    assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(item.status()).isEqualTo(WorkStatus.CANCELLED);
     assertThat(item.errorMessage()).isEqualTo("cancelled by operator");
   }
 }

@@ -63,7 +63,7 @@ abstract class QueueMonitorCompatibilityTest extends StoreTestBase {
   }
 
   @Test
-  void handBackMakesTheItemAvailableAfterTheDelayWithoutCountingAFailure() {
+  void handBackMakesTheItemAvailableAfterTheDelayWithoutChargingTheAttempt() {
     LeaseManager w = new LeaseManager(store, "w");
     long id = w.enqueue(NewWorkItem.builder("q").maxAttempts(1).build());
     Lease l = w.acquire("q", LEASE).orElseThrow();
@@ -72,7 +72,10 @@ abstract class QueueMonitorCompatibilityTest extends StoreTestBase {
     clock.advance(Duration.ofSeconds(10));
     Lease again = w.acquire("q", LEASE).orElseThrow();
     assertThat(again.deliveryCount()).isEqualTo(2);
-    assertThat(w.find(id).orElseThrow().checkpoints()).extracting(Checkpoint::kind).containsExactly(Checkpoint.NACKED);
+    assertThat(again.attempt()).as("the hand-back was not charged").isEqualTo(1);
+    assertThat(w.find(id).orElseThrow().checkpoints()).extracting(Checkpoint::kind).containsExactly(Checkpoint.HANDED_BACK);
+    w.release(id, again.token(), false, null, "the only attempt fails");
+    assertThat(w.find(id).orElseThrow().status()).isEqualTo(WorkStatus.FAILED);
   }
 
   @Test
@@ -172,8 +175,8 @@ abstract class QueueMonitorCompatibilityTest extends StoreTestBase {
 
     assertThat(monitor.countsByCheckpointKind()).containsExactly(
         Map.entry(Checkpoint.CANCELLED, 1L),
+        Map.entry(Checkpoint.HANDED_BACK, 1L),
         Map.entry(Checkpoint.LEASE_EXPIRED, 1L),
-        Map.entry(Checkpoint.NACKED, 1L),
         Map.entry(Checkpoint.RELEASED_FAILED, 1L));
   }
 

@@ -20,7 +20,7 @@ abstract class ScheduledItemsCompatibilityTest extends StoreTestBase {
   /** The stored {@code scheduled} flag of an item. */
   boolean scheduled(long id) throws Exception {
     try (Connection c = store.dataSource().getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT scheduled FROM work_items WHERE id = ?")) {
+        PreparedStatement ps = c.prepareStatement("SELECT scheduled FROM tether_work_items WHERE id = ?")) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         assertThat(rs.next()).as("item %d exists", id).isTrue();
@@ -31,7 +31,7 @@ abstract class ScheduledItemsCompatibilityTest extends StoreTestBase {
 
   void setScheduled(long id, boolean value) throws Exception {
     try (Connection c = store.dataSource().getConnection();
-        PreparedStatement ps = c.prepareStatement("UPDATE work_items SET scheduled = ? WHERE id = ?")) {
+        PreparedStatement ps = c.prepareStatement("UPDATE tether_work_items SET scheduled = ? WHERE id = ?")) {
       ps.setBoolean(1, value);
       ps.setLong(2, id);
       assertThat(ps.executeUpdate()).isEqualTo(1);

@@ -29,7 +29,7 @@ class SqlSourceCheckTest {
       "engine.skipLocked()", "StoreEngine constant (Acquisitions.candidatesSql): \" FOR UPDATE SKIP LOCKED\" on PostgreSQL, \"\" on SQLite",
       "engine.forUpdate()", "StoreEngine constant (LeaseOperations.lockHeld, OperatorActions.cancel): \" FOR UPDATE\" on PostgreSQL, \"\" on SQLite",
       "config.busyTimeout().toMillis()", "SqliteEngine: a long from validated TetherStoreConfig (PRAGMA takes no parameters)",
-      "ITEM_COLUMNS", "MonitorQueries constant: the fixed column list of work_items",
+      "ITEM_COLUMNS", "MonitorQueries constant: the fixed column list of tether_work_items",
       "PICK_HEAD", "PostgresAcquisitions constant: the checks and the SKIP LOCKED pick shared by the one-statement acquisitions, up to its LIMIT",
       "PICK_TAIL", "PostgresAcquisitions constant: the rest of that pick (FOR UPDATE SKIP LOCKED, numbering)",
       "PENDING_COUNT", "Inserts constant: the two counts of a queue's pending items, one per partial index",
@@ -79,14 +79,14 @@ class SqlSourceCheckTest {
 
   @Test
   void theScannerFlagsAConcatenatedQueueName() {
-    String bad = "String sql = \"SELECT id FROM work_items WHERE queue = '\" + queue + \"'\";";
+    String bad = "String sql = \"SELECT id FROM tether_work_items WHERE queue = '\" + queue + \"'\";";
     assertThat(containsSqlLiteral(bad)).isTrue();
     assertThat(nonLiteralOperands(bad)).containsExactly("queue");
     String appended = "sql.append(\" AND queue = '\" + queue + \"'\");";
     assertThat(nonLiteralOperands(appended)).containsExactly("queue");
     String reviewed = "sql.append(engine.skipLocked());";
     assertThat(nonLiteralOperands(reviewed)).containsExactly("engine.skipLocked()");
-    String good = "String sql = \"SELECT id FROM work_items WHERE status = 'x'\" + (queue != null ? \" AND queue = ?\" : \"\");";
+    String good = "String sql = \"SELECT id FROM tether_work_items WHERE status = 'x'\" + (queue != null ? \" AND queue = ?\" : \"\");";
     assertThat(nonLiteralOperands(good)).allMatch(o -> LITERAL_TERNARY.matcher(o).matches());
   }
 

@@ -28,8 +28,8 @@ class SqliteScheduledItemsTest extends ScheduledItemsCompatibilityTest {
     // SQLite uses a partial index only when the query's WHERE contains the index's terms.
     try (Connection c = store.dataSource().getConnection()) {
       assertThat(queryPlan(c, Acquisitions.candidatesSql(store.storeEngine(), true, false, false)))
-          .contains("USING INDEX work_items_pending");
-      assertThat(queryPlan(c, store.storeEngine().promoteSql())).contains("INDEX work_items_scheduled");
+          .contains("USING INDEX tether_work_items_pending");
+      assertThat(queryPlan(c, store.storeEngine().promoteSql())).contains("INDEX tether_work_items_scheduled");
     }
   }
 }

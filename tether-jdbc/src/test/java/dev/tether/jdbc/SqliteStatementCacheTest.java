@@ -100,7 +100,7 @@ class SqliteStatementCacheTest extends StoreTestBase {
     List<Long> ids = w.enqueueAll(List.of(NewWorkItem.of("q", "a"), NewWorkItem.of("q", "b")));
     List<Lease> held = w.acquire(AcquireRequest.batch("q", LEASE, 2));
     try (Connection admin = DriverManager.getConnection(url); Statement st = admin.createStatement()) {
-      st.execute("CREATE TRIGGER fail_step BEFORE UPDATE OF status ON work_items WHEN NEW.id = "
+      st.execute("CREATE TRIGGER fail_step BEFORE UPDATE OF status ON tether_work_items WHEN NEW.id = "
           + ids.get(0) + " AND NEW.status = 'completed' BEGIN SELECT json('not json'); END");
     }
     GroupCommitter.Completion failing =

@@ -10,7 +10,7 @@ class SqliteThroughputTest extends ThroughputCompatibilityTest {
 
   @Override
   void failCompletionOf(Connection c, long id) throws Exception {
-    execute(c, "CREATE TRIGGER fail_completion BEFORE UPDATE OF status ON work_items"
+    execute(c, "CREATE TRIGGER fail_completion BEFORE UPDATE OF status ON tether_work_items"
         + " WHEN NEW.id = " + id + " AND NEW.status = 'completed'"
         + " BEGIN SELECT RAISE(ABORT, 'completion refused by test trigger'); END");
   }

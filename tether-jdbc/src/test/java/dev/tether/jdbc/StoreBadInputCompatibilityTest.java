@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.Codec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -27,21 +28,21 @@ import org.junit.jupiter.api.Test;
 abstract class StoreBadInputCompatibilityTest extends StoreTestBase {
   /** Classic injection payloads for both engines, plus LIKE wildcards, NUL-free control and unicode. */
   static final List<String> INJECTIONS = List.of(
-      "'; DROP TABLE work_items; --",
+      "'; DROP TABLE tether_work_items; --",
       "x' OR '1'='1",
-      "\"; DELETE FROM work_item_checkpoints; --",
-      "1; UPDATE work_items SET status = 'completed' --",
+      "\"; DELETE FROM tether_work_item_checkpoints; --",
+      "1; UPDATE tether_work_items SET status = 'completed' --",
       "') ON CONFLICT DO NOTHING; DROP TABLE tether_schema_version; --",
       "$$; DROP SCHEMA public CASCADE; $$",
       "%", "_", "%_%", "\\", "\\'; --", "' || (SELECT current_user) || '",
-      "Robert'); DROP TABLE work_items;--",
+      "Robert'); DROP TABLE tether_work_items;--",
       "null", "NULL", "héllo ✓ 日本語 🎉", "tab\tnew\nline\r",
       "x".repeat(10_000));
 
   /** Queue names that break the rule, each a different way. */
   static final List<String> BAD_NAMES = List.of(
       "", " ", " q", "q ", "-q", ".q", "_q", ":q", "q/x", "q x", "q'x", "q\"x", "q%", "q_%", "q;",
-      "q'; DROP TABLE work_items; --", "é", "q\u0000", "q\n", "日本", "q".repeat(129),
+      "q'; DROP TABLE tether_work_items; --", "é", "q\u0000", "q\n", "日本", "q".repeat(129),
       "q\u200b", "Ｑ");
 
   /** Names that follow the rule, edge cases included. */
@@ -89,8 +90,8 @@ abstract class StoreBadInputCompatibilityTest extends StoreTestBase {
     }
     // Codec bodies, replies and the mailbox holder name through JdbcMailbox.
     JdbcMailbox<String, String> replies = JdbcMailbox.ofStrings(store, "inj-replies");
-    JdbcMailbox<String, String> requests = JdbcMailbox.builder(store, "inj-requests", BodyCodec.utf8(),
-        BodyCodec.utf8()).holder(INJECTIONS.get(0)).build();
+    JdbcMailbox<String, String> requests = JdbcMailbox.builder(store, "inj-requests", Codec.utf8(),
+        Codec.utf8()).holder(INJECTIONS.get(0)).build();
     for (String evil : INJECTIONS) {
       requests.send(evil, replies);
       Message<String, String> m = requests.receive(1, Duration.ofMinutes(1), Duration.ZERO).get(0);
@@ -101,7 +102,7 @@ abstract class StoreBadInputCompatibilityTest extends StoreTestBase {
     assertThat(tableCount()).as("no table dropped or created").isEqualTo(tablesBefore);
     try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT COUNT(*), SUM(CASE WHEN status = 'completed' THEN 1 ELSE 0 END)"
-            + " FROM work_items")) {
+            + " FROM tether_work_items")) {
       rs.next();
       assertThat(rs.getLong(1)).as("rows: one per item, request and reply").isEqualTo(INJECTIONS.size() * 3L);
       assertThat(rs.getLong(2)).as("completed: items and requests; replies received, not acked")
@@ -121,7 +122,7 @@ abstract class StoreBadInputCompatibilityTest extends StoreTestBase {
           () -> lm.acquire(bad, Duration.ofMinutes(1)),
           () -> lm.redriveAll(bad),
           () -> JdbcMailbox.ofStrings(store, bad),
-          () -> JdbcMailbox.builder(store, bad, BodyCodec.utf8(), BodyCodec.utf8()));
+          () -> JdbcMailbox.builder(store, bad, Codec.utf8(), Codec.utf8()));
       for (int k = 0; k < entryPoints.size(); k++) {
         Runnable call = entryPoints.get(k);
         assertThat(catchThrowable(call::run)).as("entry point %d, name %s", k, QueueNameDescribe.of(bad))
@@ -145,10 +146,10 @@ abstract class StoreBadInputCompatibilityTest extends StoreTestBase {
   void mailboxBodiesFromZeroBytesToTheLimitAreStoredAndOneByteMoreIsRefusedWithNothingWritten()
       throws Exception {
     int max = 1024;
-    JdbcMailbox<byte[], byte[]> box = JdbcMailbox.builder(store, "sizes", BodyCodec.bytes(), BodyCodec.bytes())
+    JdbcMailbox<byte[], byte[]> box = JdbcMailbox.builder(store, "sizes", Codec.bytes(), Codec.bytes())
         .maxBodyBytes(max).build();
-    JdbcMailbox<byte[], byte[]> replies = JdbcMailbox.builder(store, "sizes-replies", BodyCodec.bytes(),
-        BodyCodec.bytes()).maxBodyBytes(max).build();
+    JdbcMailbox<byte[], byte[]> replies = JdbcMailbox.builder(store, "sizes-replies", Codec.bytes(),
+        Codec.bytes()).maxBodyBytes(max).build();
     for (int size : new int[] {0, 1, max - 1, max}) {
       byte[] body = new byte[size];
       Arrays.fill(body, (byte) 0xff);
@@ -169,7 +170,7 @@ abstract class StoreBadInputCompatibilityTest extends StoreTestBase {
           .hasMessageContaining(size + " bytes").hasMessageContaining("limit of " + max);
     }
     // UTF-8 text counts encoded bytes: 342 three-byte characters are 1026 bytes.
-    JdbcMailbox<String, String> text = JdbcMailbox.builder(store, "sizes-text", BodyCodec.utf8(), BodyCodec.utf8())
+    JdbcMailbox<String, String> text = JdbcMailbox.builder(store, "sizes-text", Codec.utf8(), Codec.utf8())
         .maxBodyBytes(max).build();
     assertThatThrownBy(() -> text.send("€".repeat(342))).isInstanceOf(SerializationException.class);
     assertThatThrownBy(() -> text.send("\ud800 unpaired surrogate")).isInstanceOf(SerializationException.class)
@@ -202,22 +203,23 @@ abstract class StoreBadInputCompatibilityTest extends StoreTestBase {
 
   private long rowCount() throws SQLException {
     try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM work_items")) {
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM tether_work_items")) {
       rs.next();
       return rs.getLong(1);
     }
   }
 
   private int tableCount() throws SQLException {
+    // The store's own schema only: other tests' schemas come and go on a shared server.
     try (Connection c = store.dataSource().getConnection();
-        ResultSet rs = c.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
+        ResultSet rs = c.getMetaData().getTables(null, c.getSchema(), "%", new String[] {"TABLE"})) {
       int n = 0;
       List<String> names = new ArrayList<>();
       while (rs.next()) {
         names.add(rs.getString("TABLE_NAME"));
         n++;
       }
-      assertThat(names).contains("work_items", "work_item_checkpoints", "tether_schema_version");
+      assertThat(names).contains("tether_work_items", "tether_work_item_checkpoints", "tether_schema_version");
       return n;
     }
   }

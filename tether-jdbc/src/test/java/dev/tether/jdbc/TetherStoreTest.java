@@ -84,7 +84,7 @@ class TetherStoreTest {
       store.close();
       store.close();
       try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-          ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM work_items")) {
+          ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM tether_work_items")) {
         rs.next();
         assertThat(rs.getInt(1)).isEqualTo(1);
       }

@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.Codec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -114,7 +115,7 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
 
   @Test
   void groupCommitNeverAcknowledgesAnItemWhoseTransactionRolledBack() throws Exception {
-    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", BodyCodec.utf8(), BodyCodec.utf8())
+    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", Codec.utf8(), Codec.utf8())
         .clock(clock).build();
     box.send("good");
     box.send("poisoned");
@@ -139,7 +140,7 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
 
   @Test
   void acknowledgeAllCompletesEachAndRefusesOnlyTheStaleAndTheRepeated() {
-    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", BodyCodec.utf8(), BodyCodec.utf8())
+    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", Codec.utf8(), Codec.utf8())
         .clock(clock).build();
     box.send("a");
     box.send("b");
@@ -163,8 +164,8 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
 
   @Test
   void acknowledgeAllRejectsMessagesOfAnotherMailboxAndAcknowledgesNothing() {
-    JdbcMailbox<String, String> a = JdbcMailbox.builder(store, "qa", BodyCodec.utf8(), BodyCodec.utf8()).clock(clock).build();
-    JdbcMailbox<String, String> b = JdbcMailbox.builder(store, "qb", BodyCodec.utf8(), BodyCodec.utf8()).clock(clock).build();
+    JdbcMailbox<String, String> a = JdbcMailbox.builder(store, "qa", Codec.utf8(), Codec.utf8()).clock(clock).build();
+    JdbcMailbox<String, String> b = JdbcMailbox.builder(store, "qb", Codec.utf8(), Codec.utf8()).clock(clock).build();
     a.send("x");
     b.send("y");
     Message<String, String> ma = a.receive(1, LEASE, Duration.ZERO).get(0);
@@ -381,7 +382,7 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
 
   @Test
   void concurrentAcknowledgementsAndReceivesDrainEveryMessageExactlyOnce() throws Exception {
-    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", BodyCodec.utf8(), BodyCodec.utf8())
+    JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", Codec.utf8(), Codec.utf8())
         .clock(clock).build();
     enqueueNumbered(store, "q", 300);
     assertThat(drainConcurrently(box, 6)).hasSize(300).doesNotHaveDuplicates();

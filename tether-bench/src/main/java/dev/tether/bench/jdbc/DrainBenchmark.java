@@ -126,35 +126,35 @@ public final class DrainBenchmark {
   private static void sweepFigure(TetherStore store, boolean pg) throws Exception {
     long loadStart = System.nanoTime();
     try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement()) {
-      st.execute("DELETE FROM work_item_checkpoints");
-      st.execute("DELETE FROM work_items");
+      st.execute("DELETE FROM tether_work_item_checkpoints");
+      st.execute("DELETE FROM tether_work_items");
       if (pg) {
-        st.execute("INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+        st.execute("INSERT INTO tether_work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
             + " created_at, updated_at, completed_at, lease_holder, lease_token)"
             + " SELECT 'q' || (i % 10), 'completed', 0, 1, 3, now() - interval '2 days', now() - interval '2 days',"
             + " now() - interval '1 day', now() - interval '1 day', 'old', i FROM generate_series(1, 970000) i");
-        st.execute("INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+        st.execute("INSERT INTO tether_work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
             + " created_at, updated_at) SELECT 'q' || (i % 10), 'pending', i % 3, 0, 3, now(), now(), now()"
             + " FROM generate_series(1, 20000) i");
-        st.execute("INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+        st.execute("INSERT INTO tether_work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
             + " created_at, updated_at, lease_holder, lease_token, lease_acquired_at, lease_expires_at, heartbeat_at)"
             + " SELECT 'q' || (i % 10), 'in_progress', 0, 1, 3, now() - interval '1 hour', now() - interval '1 hour',"
             + " now() - interval '1 hour', 'dead-worker', i, now() - interval '1 hour', now() - interval '10 minutes',"
             + " now() - interval '20 minutes' FROM generate_series(1, 10000) i");
-        st.execute("ANALYZE work_items");
+        st.execute("ANALYZE tether_work_items");
       } else {
         long now = System.currentTimeMillis();
         st.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 970000)"
-            + " INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " INSERT INTO tether_work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
             + " created_at, updated_at, completed_at, lease_holder, lease_token) SELECT 'q' || (i % 10), 'completed',"
             + " 0, 1, 3, " + (now - 172800000L) + ", " + (now - 172800000L) + ", " + (now - 86400000L) + ", "
             + (now - 86400000L) + ", 'old', i FROM s");
         st.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20000)"
-            + " INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " INSERT INTO tether_work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
             + " created_at, updated_at) SELECT 'q' || (i % 10), 'pending', i % 3, 0, 3, " + now + ", " + now + ", "
             + now + " FROM s");
         st.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 10000)"
-            + " INSERT INTO work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
+            + " INSERT INTO tether_work_items (queue, status, priority, delivery_count, max_attempts, available_at,"
             + " created_at, updated_at, lease_holder, lease_token, lease_acquired_at, lease_expires_at, heartbeat_at)"
             + " SELECT 'q' || (i % 10), 'in_progress', 0, 1, 3, " + (now - 3600000L) + ", " + (now - 3600000L) + ", "
             + (now - 3600000L) + ", 'dead-worker', i, " + (now - 3600000L) + ", " + (now - 600000L) + ", "
@@ -164,11 +164,11 @@ public final class DrainBenchmark {
       System.out.printf(Locale.ROOT, "loaded 1,000,000 rows (970,000 completed, 20,000 pending, 10,000 expired leases) in %.1f s%n",
           (System.nanoTime() - loadStart) / 1e9);
       String nowLit = pg ? "now()" : Long.toString(System.currentTimeMillis());
-      String acquire = "SELECT id FROM work_items WHERE queue = 'q3' AND status = 'pending' AND available_at <= "
+      String acquire = "SELECT id FROM tether_work_items WHERE queue = 'q3' AND status = 'pending' AND available_at <= "
           + nowLit + " ORDER BY priority DESC, id LIMIT 10" + (pg ? " FOR UPDATE SKIP LOCKED" : "");
-      String expired = "SELECT id FROM work_items WHERE status = 'in_progress' AND lease_expires_at <= " + nowLit
+      String expired = "SELECT id FROM tether_work_items WHERE status = 'in_progress' AND lease_expires_at <= " + nowLit
           + " ORDER BY lease_expires_at LIMIT 500";
-      String expiredQueue = "SELECT id FROM work_items WHERE queue = 'q3' AND status = 'in_progress' AND lease_expires_at <= "
+      String expiredQueue = "SELECT id FROM tether_work_items WHERE queue = 'q3' AND status = 'in_progress' AND lease_expires_at <= "
           + nowLit + " AND delivery_count >= max_attempts ORDER BY lease_expires_at LIMIT 500";
       for (String q : List.of(acquire, expired, expiredQueue)) {
         System.out.println("plan of: " + q);
@@ -189,11 +189,11 @@ public final class DrainBenchmark {
     // the same 10,000 leases expired again, swept in batches of 2,000 instead of the default 500
     try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement()) {
       String past = pg ? "now() - interval '10 minutes'" : Long.toString(System.currentTimeMillis() - 600000L);
-      st.execute("DELETE FROM work_item_checkpoints");
-      int n = st.executeUpdate("UPDATE work_items SET status = 'in_progress', lease_holder = 'dead-worker',"
+      st.execute("DELETE FROM tether_work_item_checkpoints");
+      int n = st.executeUpdate("UPDATE tether_work_items SET status = 'in_progress', lease_holder = 'dead-worker',"
           + " lease_token = id, lease_expires_at = " + past + " WHERE status = 'pending'"
           + " AND error_message LIKE 'lease of dead-worker%'");
-      st.execute(pg ? "ANALYZE work_items" : "ANALYZE");
+      st.execute(pg ? "ANALYZE tether_work_items" : "ANALYZE");
       RecoverySweep big = new RecoverySweep(store,
           RecoverySweepConfig.builder().cleanupEnabled(false).batchSize(2000).build());
       RecoveryStats s2 = big.scanAndRecover();

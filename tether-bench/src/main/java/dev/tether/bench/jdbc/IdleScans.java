@@ -17,7 +17,7 @@ import java.util.Locale;
 /**
  * What an idle worker costs the database: a {@link LoopGroup} of 8 {@link MainLoop}s receiving
  * from one {@link JdbcMailbox} on PostgreSQL with nothing to do; counts the index and sequential
- * scans of {@code work_items} ({@code pg_stat_user_tables}) over a window. Measured, never
+ * scans of {@code tether_work_items} ({@code pg_stat_user_tables}) over a window. Measured, never
  * asserted.
  *
  * <p>Run: {@code java -cp tether-bench/target/benchmarks.jar dev.tether.bench.jdbc.IdleScans
@@ -46,7 +46,7 @@ public final class IdleScans {
       long s1 = scans(schema);
       double secs = (System.nanoTime() - t0) / 1e9;
       System.out.printf(Locale.ROOT, "idle LoopGroup of 8 MainLoops on one JdbcMailbox (PostgreSQL): %.1f scans of"
-          + " work_items a second over %.0f s%n", (s1 - s0) / secs, secs);
+          + " tether_work_items a second over %.0f s%n", (s1 - s0) / secs, secs);
       group.shutdown(Duration.ofSeconds(10));
       runner.join(15000);
     }
@@ -55,7 +55,7 @@ public final class IdleScans {
   private static long scans(BenchSchema schema) throws Exception {
     try (Connection c = schema.connect(); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) FROM pg_stat_user_tables"
-            + " WHERE schemaname = '" + schema.name() + "' AND relname = 'work_items'")) {
+            + " WHERE schemaname = '" + schema.name() + "' AND relname = 'tether_work_items'")) {
       rs.next();
       return rs.getLong(1);
     }
