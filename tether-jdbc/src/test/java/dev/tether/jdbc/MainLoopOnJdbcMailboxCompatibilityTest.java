@@ -154,4 +154,95 @@ abstract class MainLoopOnJdbcMailboxCompatibilityTest extends StoreTestBase {
       assertThat(left).isEmpty();
     }
   }
+
+  @Test
+  void withMaxAttemptsTwoAHandlerThatAlwaysFailsRunsExactlyTwiceThenTheItemFails() {
+    JdbcMailbox<String, String> jobs = JdbcMailbox.builder(store, "jobs", dev.tether.Codec.utf8(),
+        dev.tether.Codec.utf8()).maxAttempts(2).build();
+    long id = Long.parseLong(jobs.send("exit 3"));
+    AtomicInteger runs = new AtomicInteger();
+    dev.tether.loop.Handler<String, String> failing = (body, ctx) -> {
+      runs.incrementAndGet();
+      throw new IllegalStateException("command exited 3");
+    };
+
+    for (int i = 0; i < 5; i++) { // more receives than the budget allows, each past any backoff
+      MainLoop.builder("worker", jobs, failing).config(config).ticker(ticker).build().run(1);
+      advance(Duration.ofMinutes(10));
+    }
+
+    assertThat(runs.get()).isEqualTo(2);
+    WorkItem item = new LeaseManager(store, "reader").find(id).orElseThrow();
+    assertThat(item.status()).isEqualTo(WorkStatus.FAILED);
+    assertThat(item.deliveryCount()).isEqualTo(2);
+    assertThat(item.attempts()).isEqualTo(2);
+    assertThat(item.errorMessage()).contains("attempt 2 of 2").contains("command exited 3");
+  }
+
+  @Test
+  void aWorkerShutDownGracefullyOnTheLastAttemptHandsTheItemBackUnchargedAndItCompletes() {
+    LeaseManager producer = new LeaseManager(store, "producer");
+    long id = producer.enqueue(NewWorkItem.builder("jobs").input("sleep 30").maxAttempts(1).build());
+    JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(store, "jobs");
+    java.util.concurrent.atomic.AtomicReference<MainLoop<String, String>> self =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    MainLoop<String, String> first = MainLoop.builder("first", jobs, (String body, WorkContext ctx) -> {
+      self.get().shutdown(); // SIGTERM mid-item
+      throw new dev.tether.loop.WorkStoppedException(
+          dev.tether.loop.WorkStoppedException.Reason.SHUTDOWN, "worker shutting down");
+    }).config(config).ticker(ticker).build();
+    self.set(first);
+    first.run();
+
+    List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    MainLoop.builder("second", jobs, (String body, WorkContext ctx) -> {
+      seen.add("delivery " + ctx.deliveryCount() + ", attempt " + ctx.attempt() + "/" + ctx.maxAttempts());
+      return "done";
+    }).config(config).ticker(ticker).build().run(1);
+
+    assertThat(seen).containsExactly("delivery 2, attempt 1/1");
+    WorkItem item = producer.find(id).orElseThrow();
+    assertThat(item.status()).isEqualTo(WorkStatus.COMPLETED);
+    assertThat(item.checkpoints()).extracting(Checkpoint::kind).containsExactly(Checkpoint.HANDED_BACK);
+  }
+
+  @Test
+  void aRequestDeadLetteredWithAReplyToIsAnsweredWithAnErrorReply() {
+    JdbcMailbox<String, String> replies = JdbcMailbox.ofStrings(store, "replies");
+    JdbcMailbox<String, String> jobs = JdbcMailbox.builder(store, "jobs", dev.tether.Codec.utf8(),
+        dev.tether.Codec.utf8()).maxAttempts(1).build();
+    String id = jobs.send("question", replies);
+
+    MainLoop.builder("worker", jobs, (String body, WorkContext ctx) -> {
+      throw new IllegalArgumentException("cannot answer " + body);
+    }).config(config).ticker(ticker).build().run(1);
+
+    Message<String, String> answer = replies.receive(1, Duration.ofMinutes(1), Duration.ZERO).get(0);
+    assertThat(answer.inReplyTo()).hasValue(id);
+    assertThat(answer.errorReply()).hasValueSatisfying(e -> {
+      assertThat(e.requestId()).isEqualTo(id);
+      assertThat(e.attempts()).isEqualTo(1);
+      assertThat(e.cancelled()).isFalse();
+      assertThat(e.reason()).contains("cannot answer question");
+    });
+    org.assertj.core.api.Assertions.assertThatThrownBy(answer::body)
+        .isInstanceOf(dev.tether.mailbox.RequestFailedException.class);
+  }
+
+  @Test
+  void aCancelledRequestIsAnsweredWithAnErrorReplySayingSo() {
+    JdbcMailbox<String, String> replies = JdbcMailbox.ofStrings(store, "replies");
+    JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(store, "jobs");
+    String id = jobs.send("question", replies);
+
+    assertThat(jobs.cancel(id, "not needed any more")).isTrue();
+
+    Message<String, String> answer = replies.receive(1, Duration.ofMinutes(1), Duration.ZERO).get(0);
+    assertThat(answer.errorReply()).hasValueSatisfying(e -> {
+      assertThat(e.requestId()).isEqualTo(id);
+      assertThat(e.cancelled()).isTrue();
+      assertThat(e.reason()).isEqualTo("not needed any more");
+    });
+    assertThat(jobs.receive(1, Duration.ofMinutes(1), Duration.ZERO)).isEmpty();
+  }
 }
