@@ -1,8 +1,11 @@
 package dev.tether.bench;
 
+import dev.tether.mailbox.LeaseStatus;
 import dev.tether.mailbox.Message;
+import dev.tether.mailbox.NackOutcome;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 
 /** A message whose operations do nothing, to measure the cost around them. */
 final class NoOpMessage implements Message<String, String> {
@@ -39,10 +42,38 @@ final class NoOpMessage implements Message<String, String> {
   }
 
   @Override
+  public int attempt() {
+    return 1;
+  }
+
+  @Override
+  public int maxAttempts() {
+    return 3;
+  }
+
+  @Override
+  public Optional<byte[]> lastCheckpoint() {
+    return Optional.empty();
+  }
+
+  @Override
+  public void checkpoint(byte[] data) {}
+
+  @Override
+  public LeaseStatus checkLease() {
+    return LeaseStatus.HELD;
+  }
+
+  @Override
   public void acknowledge() {}
 
   @Override
-  public void nack(Duration visibilityTimeout) {}
+  public void handBack() {}
+
+  @Override
+  public NackOutcome nack(Duration visibilityTimeout, String reason) {
+    return NackOutcome.RETRY_SCHEDULED;
+  }
 
   @Override
   public void extendVisibility(Duration timeout) {}

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class ModuleBoundaryTest {
   private static final Pattern JDBC_INTERNAL = Pattern.compile("\\bdev\\.tether\\.jdbc\\.internal\\b");
   private static final Pattern STORE_SQL =
-      Pattern.compile("(?i)\\b(SELECT|INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\b[^\"]*\\bwork_item(s|_checkpoints)\\b");
+      Pattern.compile("(?i)\\b(SELECT|INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\b[^\"]*\\b(tether_)?work_item(s|_checkpoints)\\b");
 
   private static Path mainSources() {
     Path base = Path.of(System.getProperty("basedir", System.getProperty("user.dir")));

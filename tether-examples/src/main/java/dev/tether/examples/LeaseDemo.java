@@ -42,7 +42,7 @@ public final class LeaseDemo {
   public static void main(String[] args) throws Exception {
     say("main", "Tether demo: 2 workers, visibility timeout 3 s, lease extended by 2 s at most every 0.5 s while handlers beat");
     InMemoryMailbox<String, String> jobs =
-        InMemoryMailbox.<String, String>builder("jobs").maxDeliveries(3).build();
+        InMemoryMailbox.<String, String>builder("jobs").maxAttempts(3).build();
     String[] names = {"compile", "test-suite", "stuck-report", "flaky-upload"};
     for (String name : names) {
       jobs.send(name);
@@ -56,7 +56,6 @@ public final class LeaseDemo {
             .waitTime(Duration.ofMillis(500))
             .deadLetterPolicy(
                 DeadLetterPolicy.builder()
-                    .maxDeliveries(3)
                     .backoff(Duration.ofMillis(500), Duration.ofSeconds(2))
                     .build())
             .build();

@@ -91,7 +91,7 @@ class DashboardTest {
     assertThat(s.get("pending").asLong()).isEqualTo(1);
     assertThat(s.get("failed").asLong()).isEqualTo(1);
     assertThat(s.get("queues").get("f").get("failed").asLong()).isEqualTo(1);
-    assertThat(s.get("failed_items").get(0).get("error").asText()).isEqualTo("exit status 1: <b>boom</b>");
+    assertThat(s.get("failed_items").get(0).get("error").asText()).isEqualTo("failed on attempt 1 of 1: exit status 1: <b>boom</b>");
     assertThat(s.get("recent").get(1).get("command").asText()).contains("<script>alert(1)</script>");
   }
 
@@ -124,11 +124,11 @@ class DashboardTest {
   }
 
   @Test
-  void cancelFailsAPendingItemWithACheckpoint() throws Exception {
+  void cancelEndsAPendingItemCancelledWithACheckpoint() throws Exception {
     long id = enqueue("sleep 100", 3);
     assertThat(post("/api/cancel?id=" + id, "s3cret").statusCode()).isEqualTo(200);
     var w = leases.find(id).orElseThrow();
-    assertThat(w.status().dbValue()).isEqualTo("failed");
+    assertThat(w.status().dbValue()).isEqualTo("cancelled");
     assertThat(w.checkpoints()).extracting(c -> c.kind()).containsExactly("cancelled");
     assertThat(post("/api/cancel?id=" + id, "s3cret").statusCode()).isEqualTo(409);
   }

@@ -66,11 +66,12 @@ class WorkerTest {
     assertThat(r.stdoutTail()).isEqualTo("fine\n");
     assertThat(r.stderrTail()).isEqualTo("warn\n");
     WorkItem b = leases.find(bad).orElseThrow();
-    assertThat(b.errorMessage()).isEqualTo("exit status 5: no space left\n--- stderr (tail) ---\nno space left");
-    assertThat(CommandResult.firstLine(b.errorMessage())).isEqualTo("exit status 5: no space left");
-    assertThat(CommandResult.headline(b.checkpoints().get(0).reason()))
-        .isEqualTo("exit status 5: no space left (delivery 1 of 1; no attempts left: failed)");
-    assertThat(b.checkpoints()).extracting(c -> c.kind()).containsExactly("released_failed");
+    assertThat(b.errorMessage()).isEqualTo(
+        "failed on attempt 1 of 1: exit status 5: no space left\n--- stderr (tail) ---\nno space left");
+    assertThat(CommandResult.firstLine(b.errorMessage()))
+        .isEqualTo("failed on attempt 1 of 1: exit status 5: no space left");
+    assertThat(b.checkpoints()).extracting(c -> c.kind()).containsExactly("dead_lettered");
+    assertThat(b.attempts()).isEqualTo(1);
     assertThat(metrics.succeeded.sum()).isEqualTo(1);
     assertThat(metrics.failed.sum()).isEqualTo(1);
   }
@@ -86,7 +87,7 @@ class WorkerTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> metrics.leasesLost.sum() == 1);
     assertThat(Files.exists(marker)).isFalse();
     WorkItem w = leases.find(id).orElseThrow();
-    assertThat(w.status().dbValue()).isEqualTo("failed");
+    assertThat(w.status().dbValue()).isEqualTo("cancelled");
     assertThat(w.errorMessage()).isEqualTo("cancelled by test");
     assertThat(w.output()).isNull();
   }
