@@ -50,9 +50,9 @@ final class InspectCommand implements Callable<Integer> {
       return TetherCli.EXIT_OK;
     }
     String[] keys = {
-      "id", "queue", "status", "command", "priority", "delivery_count", "max_attempts",
-      "lease_holder", "lease_expires_at", "heartbeat_at", "created_at", "started_at",
-      "completed_at"
+      "id", "queue", "status", "command", "priority", "delivery_count", "attempts", "max_attempts",
+      "lease_holder", "lease_expires_at", "heartbeat_at", "checkpoint", "checkpoint_at",
+      "checkpoint_delivery", "created_at", "started_at", "completed_at"
     };
     for (String k : keys) {
       JsonNode v = o.get(k);

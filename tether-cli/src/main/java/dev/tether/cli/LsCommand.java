@@ -51,9 +51,9 @@ final class LsCommand implements Callable<Integer> {
     WorkStatus st = null;
     if (status != null) {
       String s = status.toLowerCase(Locale.ROOT).replace('-', '_');
-      if (!List.of("pending", "in_progress", "completed", "failed").contains(s)) {
+      if (!List.of("pending", "in_progress", "completed", "failed", "cancelled").contains(s)) {
         throw new TetherCli.UsageException(
-            "unknown --status '" + status + "'; use pending, in_progress, completed or failed");
+            "unknown --status '" + status + "'; use pending, in_progress, completed, failed or cancelled");
       }
       st = WorkStatus.fromDb(s);
     }
@@ -69,13 +69,14 @@ final class LsCommand implements Callable<Integer> {
       out.println(Json.MAPPER.writeValueAsString(Reports.rows(rows)));
     } else {
       Instant now = Instant.now();
-      Table t = new Table("ID", "QUEUE", "STATUS", "TRIES", "AGE", "COMMAND", "ERROR");
+      Table t = new Table("ID", "QUEUE", "STATUS", "ATTEMPTS", "DELIVERIES", "AGE", "COMMAND", "ERROR");
       for (WorkItem r : rows) {
         t.row(
             r.id(),
             r.queue(),
             r.status().dbValue(),
-            r.deliveryCount() + "/" + r.maxAttempts(),
+            r.attempts() + "/" + r.maxAttempts(),
+            r.deliveryCount(),
             Durations.human(Duration.between(r.createdAt(), now)),
             Reports.commandOf(Reports.inputOf(r)),
             dev.tether.cli.internal.CommandResult.firstLine(r.errorMessage()));

@@ -48,20 +48,22 @@ final class StatsCommand implements Callable<Integer> {
       return TetherCli.EXIT_OK;
     }
     boolean colour = Terminal.colour();
-    Table counts = new Table("QUEUE", "PENDING", "IN_PROGRESS", "COMPLETED", "FAILED");
+    Table counts = new Table("QUEUE", "PENDING", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELLED");
     for (Map.Entry<String, JsonNode> e : o.get("queues").properties()) {
       JsonNode q = e.getValue();
       counts.row(e.getKey(), q.get("pending").asLong(), q.get("in_progress").asLong(),
-          q.get("completed").asLong(), q.get("failed").asLong());
+          q.get("completed").asLong(), q.get("failed").asLong(), q.get("cancelled").asLong());
     }
     counts.row("(all)", o.get("pending").asLong(), o.get("in_progress").asLong(),
-        o.get("completed").asLong(), o.get("failed").asLong());
+        o.get("completed").asLong(), o.get("failed").asLong(), o.get("cancelled").asLong());
     counts.print(out, colour);
     out.println();
-    Table flight = new Table("IN FLIGHT", "QUEUE", "HOLDER", "TRY", "HEARTBEAT AGE", "LEASE LEFT", "COMMAND");
+    Table flight = new Table("IN FLIGHT", "QUEUE", "HOLDER", "ATTEMPT", "DELIVERY", "HEARTBEAT AGE",
+        "LEASE LEFT", "COMMAND");
     for (JsonNode f : o.get("in_flight")) {
       flight.row(f.get("id").asLong(), f.get("queue").asText(), f.get("holder").asText(null),
-          f.get("delivery_count").asInt() + "/" + f.get("max_attempts").asInt(),
+          f.get("attempts").asInt() + "/" + f.get("max_attempts").asInt(),
+          f.get("delivery_count").asInt(),
           f.get("heartbeat_age_ms").isNull() ? "-" : Durations.human(Duration.ofMillis(f.get("heartbeat_age_ms").asLong())),
           f.get("lease_left_ms").isNull() ? "-" : Durations.human(Duration.ofMillis(f.get("lease_left_ms").asLong())),
           f.get("command").asText());

@@ -262,7 +262,7 @@ public final class Dashboard {
     for (QueueTotals q : totals) {
       for (Map.Entry<String, Long> e :
           Map.of("pending", q.pending(), "in_progress", q.inProgress(), "completed",
-              q.completed(), "failed", q.failed()).entrySet()) {
+              q.completed(), "failed", q.failed(), "cancelled", q.cancelled()).entrySet()) {
         b.append("tether_items{queue=\"").append(label(q.queue())).append("\",status=\"")
             .append(e.getKey()).append("\"} ").append(e.getValue()).append('\n');
       }

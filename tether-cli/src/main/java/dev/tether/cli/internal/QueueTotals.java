@@ -2,6 +2,7 @@ package dev.tether.cli.internal;
 
 import dev.tether.jdbc.QueueCount;
 import dev.tether.jdbc.QueueMonitor;
+import dev.tether.jdbc.WorkStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,8 +17,10 @@ import java.util.TreeMap;
  * @param inProgress in-progress items
  * @param completed completed items
  * @param failed failed items
+ * @param cancelled cancelled items
  */
-public record QueueTotals(String queue, long pending, long inProgress, long completed, long failed) {
+public record QueueTotals(
+    String queue, long pending, long inProgress, long completed, long failed, long cancelled) {
 
   /**
    * Reads the counts of every queue that holds an item.
@@ -39,11 +42,13 @@ public record QueueTotals(String queue, long pending, long inProgress, long comp
   public static List<QueueTotals> of(List<QueueCount> counts) {
     Map<String, long[]> by = new TreeMap<>();
     for (QueueCount q : counts) {
-      long[] a = by.computeIfAbsent(q.queue(), k -> new long[4]);
+      long[] a = by.computeIfAbsent(q.queue(), k -> new long[WorkStatus.values().length]);
       a[q.status().ordinal()] += q.count();
     }
     List<QueueTotals> out = new ArrayList<>(by.size());
-    by.forEach((q, a) -> out.add(new QueueTotals(q, a[0], a[1], a[2], a[3])));
+    by.forEach((q, a) -> out.add(new QueueTotals(q, a[WorkStatus.PENDING.ordinal()],
+        a[WorkStatus.IN_PROGRESS.ordinal()], a[WorkStatus.COMPLETED.ordinal()],
+        a[WorkStatus.FAILED.ordinal()], a[WorkStatus.CANCELLED.ordinal()])));
     return out;
   }
 }

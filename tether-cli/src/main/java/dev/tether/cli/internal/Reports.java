@@ -37,6 +37,21 @@ public final class Reports {
   }
 
   /**
+   * A progress checkpoint as text: as UTF-8 when it is valid UTF-8, else {@code base64:} and its
+   * Base64 form.
+   *
+   * @param bytes the checkpoint
+   * @return the text
+   */
+  public static String checkpointText(byte[] bytes) {
+    try {
+      return dev.tether.Codec.utf8().decode(bytes);
+    } catch (IllegalArgumentException e) {
+      return "base64:" + java.util.Base64.getEncoder().encodeToString(bytes);
+    }
+  }
+
+  /**
    * One listing row as JSON.
    *
    * @param r the item (checkpoints not needed)
@@ -49,11 +64,13 @@ public final class Reports {
     o.put("status", r.status().dbValue());
     o.put("priority", r.priority());
     o.put("delivery_count", r.deliveryCount());
+    o.put("attempts", r.attempts());
     o.put("max_attempts", r.maxAttempts());
     o.put("lease_holder", r.leaseHolder());
     o.put("lease_expires_at", str(r.leaseExpiresAt()));
     o.put("heartbeat_at", str(r.heartbeatAt()));
     o.put("available_at", str(r.availableAt()));
+    o.put("checkpoint_at", str(r.progressAt()));
     o.put("created_at", str(r.createdAt()));
     o.put("completed_at", str(r.completedAt()));
     o.put("error", r.errorMessage());
@@ -88,12 +105,20 @@ public final class Reports {
     o.put("status", w.status().dbValue());
     o.put("priority", w.priority());
     o.put("delivery_count", w.deliveryCount());
+    o.put("attempts", w.attempts());
     o.put("max_attempts", w.maxAttempts());
     o.put("lease_holder", w.leaseHolder());
     o.put("lease_expires_at", str(w.leaseExpiresAt()));
     o.put("heartbeat_at", str(w.heartbeatAt()));
     o.put("available_at", str(w.availableAt()));
     o.put("idempotency_key", w.idempotencyKey());
+    o.put("checkpoint", w.progress() == null ? null : checkpointText(w.progress()));
+    o.put("checkpoint_at", str(w.progressAt()));
+    if (w.progressDelivery() == null) {
+      o.putNull("checkpoint_delivery");
+    } else {
+      o.put("checkpoint_delivery", w.progressDelivery());
+    }
     o.put("created_at", str(w.createdAt()));
     o.put("started_at", str(w.startedAt()));
     o.put("completed_at", str(w.completedAt()));
@@ -165,6 +190,7 @@ public final class Reports {
     long ip = 0;
     long c = 0;
     long f = 0;
+    long x = 0;
     ObjectNode queues = Json.MAPPER.createObjectNode();
     for (QueueTotals q : QueueTotals.of(monitor)) {
       ObjectNode n = queues.putObject(q.queue());
@@ -172,15 +198,18 @@ public final class Reports {
       n.put("in_progress", q.inProgress());
       n.put("completed", q.completed());
       n.put("failed", q.failed());
+      n.put("cancelled", q.cancelled());
       p += q.pending();
       ip += q.inProgress();
       c += q.completed();
       f += q.failed();
+      x += q.cancelled();
     }
     o.put("pending", p);
     o.put("in_progress", ip);
     o.put("completed", c);
     o.put("failed", f);
+    o.put("cancelled", x);
     o.set("queues", queues);
     o.set("in_flight", inFlight(monitor.items(ItemQuery.inProgress(500)), now));
     ObjectNode retries = o.putObject("deliveries_per_finished_item");
@@ -208,6 +237,7 @@ public final class Reports {
       n.put("queue", r.queue());
       n.put("holder", r.leaseHolder());
       n.put("delivery_count", r.deliveryCount());
+      n.put("attempts", r.attempts());
       n.put("max_attempts", r.maxAttempts());
       Instant hb = r.heartbeatAt();
       if (hb != null) {
