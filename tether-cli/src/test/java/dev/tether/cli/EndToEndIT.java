@@ -108,7 +108,7 @@ class EndToEndIT {
     assertThat(t.checkpointKinds(chatty)).isEmpty();
     assertThat(t.deliveries(silent)).isEqualTo(2);
     assertThat(t.checkpointKinds(silent)).containsExactly("lease_expired", "lease_expired");
-    assertThat(w.err()).contains("lease expired or taken over while its command was silent");
+    assertThat(w.err()).contains("ran out without a confirmed extension");
   }
 
   @Test
@@ -125,7 +125,8 @@ class EndToEndIT {
     assertThat(code).isZero();
     assertThat(tookMs).isLessThan(8000);
     assertThat(t.status(id)).isEqualTo("pending");
-    assertThat(t.checkpointKinds(id)).containsExactly("nacked");
+    assertThat(t.checkpointKinds(id)).containsExactly("handed_back");
+    assertThat(t.column(id, "attempts")).as("a hand-back is not charged").isEqualTo("0");
     long availableAt = Long.parseLong(t.column(id, "available_at"));
     assertThat(Instant.ofEpochMilli(availableAt)).isBefore(Instant.now().plusMillis(1));
     assertThat(t.column(id, "lease_token")).isNull();

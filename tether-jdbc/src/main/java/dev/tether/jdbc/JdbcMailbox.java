@@ -370,7 +370,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      store.signalItems();
+      store.wakeAllReceivers();
     }
   }
 

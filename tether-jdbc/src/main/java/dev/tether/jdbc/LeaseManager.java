@@ -221,7 +221,7 @@ public final class LeaseManager {
    */
   List<Lease> acquire(AcquireRequest request, Duration waitTime, Duration pollInterval,
       BooleanSupplier stop) {
-    return AcquireWait.acquire(store, () -> acquire(request), waitTime, pollInterval, stop);
+    return AcquireWait.acquire(store, request, () -> acquire(request), waitTime, pollInterval, stop);
   }
 
   // ------------------------------------------------------------------ lease operations

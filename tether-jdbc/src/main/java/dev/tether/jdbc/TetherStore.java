@@ -61,14 +61,14 @@ public final class TetherStore implements AutoCloseable {
   private final StoreEngine engine;
   private final TetherStoreConfig config;
   private final String description;
-  private final Object itemsSignal = new Object();
+  private final Object listenerLock = new Object();
   private final Map<String, QueueSettings> queueSettings = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final StoreSql sql;
   private final GroupCommitter committer;
   private final RenewalBatcher renewals;
   private final StoreAvailability availability;
-  private long itemsGeneration; // guarded by itemsSignal
+  private final Wakeups wakeups = new Wakeups();
   private volatile NotificationListener listener;
 
   private TetherStore(
@@ -305,7 +305,7 @@ public final class TetherStore implements AutoCloseable {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      signalItems();
+      wakeAllReceivers();
       NotificationListener l = listener;
       if (l != null) {
         l.stop();
@@ -424,51 +424,20 @@ public final class TetherStore implements AutoCloseable {
         c -> sql.leases().renew(c, id, token, now(c, clock), duration));
   }
 
-  /** Wakes receivers waiting in this process (new items may be available). */
+  /** Wakes one waiting receiver of each queue in this process (new items may be available). */
   void signalItems() {
-    synchronized (itemsSignal) {
-      itemsGeneration++;
-      itemsSignal.notifyAll();
-    }
+    wakeups.signal();
   }
 
-  /**
-   * Returns the count of {@link #signalItems()} calls so far; read before looking for items and
-   * pass to {@link #awaitItems(long, long)} so that a signal in between is not missed.
-   */
-  long itemsGeneration() {
-    synchronized (itemsSignal) {
-      return itemsGeneration;
-    }
+  /** Wakes every waiting receiver of this process (a mailbox or the store closing). */
+  void wakeAllReceivers() {
+    wakeups.wakeAll();
   }
 
-  /** Waits up to {@code millis} for {@link #signalItems()}; returns false if interrupted. */
-  boolean awaitItems(long millis) {
-    return awaitItems(itemsGeneration(), millis);
-  }
-
-  /**
-   * Waits up to {@code millis} for a signal after generation {@code seen} (returns at once if
-   * one came already); on PostgreSQL with notifications on, starts this store's listener first,
-   * so that enqueues of other processes signal too. Returns false if interrupted.
-   */
-  boolean awaitItems(long seen, long millis) {
-    if (millis <= 0) {
-      return true;
-    }
+  /** The receivers' shared wake-ups. */
+  Wakeups wakeups() {
     ensureListener();
-    synchronized (itemsSignal) {
-      if (itemsGeneration != seen) {
-        return true;
-      }
-      try {
-        itemsSignal.wait(millis);
-        return true;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-    }
+    return wakeups;
   }
 
   /**
@@ -499,7 +468,7 @@ public final class TetherStore implements AutoCloseable {
     if (!usesNotifications() || listener != null || closed.get()) {
       return;
     }
-    synchronized (itemsSignal) {
+    synchronized (listenerLock) {
       if (listener == null) {
         NotificationListener l = new NotificationListener(this, description);
         listener = l;

@@ -1,0 +1,104 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** How waiting receivers share wake-ups: one per signal per queue, every one on wakeAll. */
+class WakeupsTest {
+  private static final long LONG = TimeUnit.SECONDS.toNanos(30);
+  private final Wakeups wakeups = new Wakeups();
+  private final List<Thread> threads = new ArrayList<>();
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    wakeups.wakeAll();
+    for (Thread t : threads) {
+      t.join(5_000);
+    }
+  }
+
+  private void waiters(String queue, int n, AtomicInteger woken) {
+    long seen = wakeups.generation();
+    for (int i = 0; i < n; i++) {
+      Thread t = new Thread(() -> {
+        wakeups.await(queue, seen, LONG, LONG);
+        woken.incrementAndGet();
+      }, "waiter-" + queue + "-" + i);
+      threads.add(t);
+      t.start();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> threads.stream()
+        .filter(t -> t.getName().startsWith("waiter-" + queue))
+        .allMatch(t -> t.getState() == Thread.State.TIMED_WAITING));
+  }
+
+  @Test
+  void aSignalWakesOneWaiterOfEachQueueNotAll() {
+    AtomicInteger a = new AtomicInteger();
+    AtomicInteger b = new AtomicInteger();
+    waiters("a", 4, a);
+    waiters("b", 3, b);
+
+    wakeups.signal();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> a.get() == 1 && b.get() == 1);
+    await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+        .until(() -> a.get() == 1 && b.get() == 1);
+    wakeups.signal(); // a second signal (the first receiver took a full batch) wakes the next
+    await().atMost(Duration.ofSeconds(10)).until(() -> a.get() == 2 && b.get() == 2);
+  }
+
+  @Test
+  void wakeAllWakesEveryWaiter() {
+    AtomicInteger woken = new AtomicInteger();
+    waiters("q", 5, woken);
+
+    wakeups.wakeAll();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> woken.get() == 5);
+  }
+
+  @Test
+  void aSignalThatCameBeforeTheWaitIsNotMissed() {
+    long seen = wakeups.generation();
+    wakeups.signal();
+    assertThat(wakeups.await("q", seen, LONG, LONG)).isTrue(); // returns at once
+  }
+
+  @Test
+  void aQueueIsPolledAtMostOncePerIntervalHoweverManyReceiversWait() throws InterruptedException {
+    long poll = TimeUnit.MILLISECONDS.toNanos(50);
+    List<Long> looks = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < 4; i++) {
+      Thread t = new Thread(() -> {
+        while (looks.size() < 8) { // a receiver that looks, finds nothing, and waits again
+          if (!wakeups.await("q", wakeups.generation(), LONG, poll)) {
+            return;
+          }
+          looks.add(System.nanoTime());
+        }
+      }, "receiver-" + i);
+      threads.add(t);
+      t.start();
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> looks.size() >= 8);
+    List<Long> sorted;
+    synchronized (looks) {
+      sorted = new ArrayList<>(looks.subList(0, 8));
+    }
+    sorted.sort(null);
+    for (int i = 1; i < sorted.size(); i++) {
+      // A lower bound only: a slow machine spaces the looks further apart, never closer.
+      assertThat(TimeUnit.NANOSECONDS.toMillis(sorted.get(i) - sorted.get(i - 1)))
+          .as("gap between look %d and %d", i - 1, i).isGreaterThanOrEqualTo(45L);
+    }
+  }
+}
