@@ -86,24 +86,24 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
 
   private static final Logger log = LoggerFactory.getLogger(InMemoryMailbox.class);
 
-  private final String name;
-  private final Clock clock;
+  final String name;
+  final Clock clock;
   private final Ticker ticker;
   private final int capacity;
-  private final int maxAttempts;
+  final int maxAttempts;
   private final Mailbox<DeadLetter<T>, ?> deadLetterTo;
   private final String handlePrefix = UUID.randomUUID().toString();
   private final AtomicLong handleSequence = new AtomicLong();
 
-  private final ReentrantLock lock = new ReentrantLock();
+  final ReentrantLock lock = new ReentrantLock();
   /** Signalled when a message may have become receivable, or on close. */
-  private final Condition available = lock.newCondition();
+  final Condition available = lock.newCondition();
   /** Signalled when a reply send through some handle finished. */
-  private final Condition unpinned = lock.newCondition();
+  final Condition unpinned = lock.newCondition();
 
   // Guarded by lock.
-  private final TreeMap<Long, Entry> bySequence = new TreeMap<>();
-  private final Map<String, Entry> byId = new HashMap<>();
+  final TreeMap<Long, Entry> bySequence = new TreeMap<>();
+  final Map<String, Entry> byId = new HashMap<>();
   private final LinkedHashMap<String, DeadEntry> dead = new LinkedHashMap<>();
   private long nextSequence;
   private boolean closed;
@@ -328,7 +328,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
       }
       e.deliveryCount++;
       e.attempts++; // charged now; a hand-back refunds it
-      Delivery d = new Delivery(e, handlePrefix + "-" + handleSequence.incrementAndGet());
+      InMemoryDelivery<T, R> d = new InMemoryDelivery<>(this, e, handlePrefix + "-" + handleSequence.incrementAndGet());
       e.lease = d;
       e.visibleAt = now.plus(visibilityTimeout);
       out.add(d);
@@ -340,7 +340,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
    * Moves {@code e} (already removed from the live maps) to the dead letters and returns what is
    * left to do outside the lock (forwarding, the requester's error reply). Caller holds lock.
    */
-  private Burial bury(Entry e, String reason, Instant now) {
+  Burial bury(Entry e, String reason, Instant now) {
     e.lease = null;
     DeadLetter<T> letter =
         new DeadLetter<>(e.id, e.body, reason, e.deliveryCount, e.attempts, e.enqueuedAt, now);
@@ -350,7 +350,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
   }
 
   /** A dead letter and what it still owes outside the lock. */
-  private final class Burial {
+  final class Burial {
     final DeadLetter<T> letter;
     final Mailbox<R, ?> replyTo;
     final ErrorReply error;
@@ -366,7 +366,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
    * Answers the requesters of dead letters with error replies and sends the dead letters to the
    * dead-letter mailbox, if any. Called without the lock; a failed send is logged.
    */
-  private void forward(List<Burial> burials) {
+  void forward(List<Burial> burials) {
     for (Burial b : burials) {
       if (b.error != null) {
         try {
@@ -598,7 +598,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     }
   }
 
-  private void checkVisibility(String what, Duration d) {
+  void checkVisibility(String what, Duration d) {
     Objects.requireNonNull(d, what);
     if (d.isNegative() || d.compareTo(MAX_VISIBILITY_TIMEOUT) > 0) {
       throw new InvalidParameterException(
@@ -624,7 +624,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
   // ---------------------------------------------------------------- state
 
   /** A message not yet finalized (or a dead letter's original). Guarded by the mailbox lock. */
-  private final class Entry {
+  final class Entry {
     final String id;
     final long sequence;
     final T body;
@@ -642,9 +642,9 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     /** When the entry is receivable: the lease expiry while leased, else when visible again. */
     Instant visibleAt;
     /** The delivery holding the lease (valid until taken over or finalized), or null. */
-    Delivery lease;
+    InMemoryDelivery<T, R> lease;
     /** The delivery currently sending a reply; while set, the entry cannot be taken over. */
-    Delivery pinnedBy;
+    InMemoryDelivery<T, R> pinnedBy;
 
     Entry(String id, long sequence, T body, Mailbox<R, ?> replyTo, Instant enqueuedAt,
         String inReplyTo, ErrorReply error) {
@@ -668,332 +668,6 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
     }
   }
 
-  /** One delivery of an entry; its identity is the receipt handle. */
-  private final class Delivery implements Message<T, R> {
-    private final Entry entry;
-    private final String handle;
-    private final int deliveryCount;
-    private final int attempt;
-    /** Set when this delivery finalized the message. Guarded by the mailbox lock. */
-    private boolean finalized;
-
-    Delivery(Entry entry, String handle) {
-      this.entry = entry;
-      this.handle = handle;
-      this.deliveryCount = entry.deliveryCount;
-      this.attempt = entry.attempts;
-    }
-
-    @Override
-    public String id() {
-      return entry.id;
-    }
-
-    @Override
-    public T body() {
-      if (entry.error != null) {
-        throw new RequestFailedException(entry.error);
-      }
-      return entry.body;
-    }
-
-    @Override
-    public String receiptHandle() {
-      return handle;
-    }
-
-    @Override
-    public int deliveryCount() {
-      return deliveryCount;
-    }
-
-    @Override
-    public int attempt() {
-      return attempt;
-    }
-
-    @Override
-    public int maxAttempts() {
-      return maxAttempts;
-    }
-
-    @Override
-    public Instant enqueuedAt() {
-      return entry.enqueuedAt;
-    }
-
-    @Override
-    public Optional<String> inReplyTo() {
-      return Optional.ofNullable(entry.inReplyTo);
-    }
-
-    @Override
-    public Optional<ErrorReply> errorReply() {
-      return Optional.ofNullable(entry.error);
-    }
-
-    @Override
-    public Optional<byte[]> lastCheckpoint() {
-      lock.lock();
-      try {
-        return entry.checkpoint == null ? Optional.empty() : Optional.of(entry.checkpoint.clone());
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public void checkpoint(byte[] data) {
-      Objects.requireNonNull(data, "data");
-      if (data.length > MAX_CHECKPOINT_BYTES) {
-        throw new InvalidParameterException("checkpoint of message " + entry.id + " in mailbox '"
-            + name + "' is " + data.length + " bytes, over the limit of " + MAX_CHECKPOINT_BYTES
-            + "; nothing was written: keep large state elsewhere and checkpoint a reference");
-      }
-      byte[] copy = data.clone();
-      lock.lock();
-      try {
-        requireCurrent("checkpoint");
-        entry.checkpoint = copy;
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public LeaseStatus checkLease() {
-      lock.lock();
-      try {
-        if (finalized || entry.lease != this || byId.get(entry.id) != entry) {
-          return LeaseStatus.LOST;
-        }
-        return clock.instant().isBefore(entry.visibleAt) ? LeaseStatus.HELD : LeaseStatus.EXPIRED;
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public boolean hasReplyTo() {
-      return entry.replyTo != null;
-    }
-
-    @Override
-    public void acknowledge() {
-      lock.lock();
-      try {
-        awaitOwnReplySent();
-        requireCurrent("acknowledge");
-        remove();
-        finalized = true;
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public void handBack() {
-      lock.lock();
-      try {
-        awaitOwnReplySent();
-        requireCurrent("handBack");
-        entry.lease = null;
-        entry.attempts--; // a worker's own hand-back is not charged
-        entry.visibleAt = clock.instant();
-        available.signalAll();
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public NackOutcome nack(Duration visibilityTimeout, String reason) {
-      checkVisibility("nack visibilityTimeout", visibilityTimeout);
-      Burial burial = null;
-      lock.lock();
-      try {
-        awaitOwnReplySent();
-        requireCurrent("nack");
-        if (entry.attempts >= maxAttempts) {
-          remove();
-          finalized = true;
-          burial = bury(entry, "failed on attempt " + entry.attempts + " of " + maxAttempts
-              + (reason == null ? "" : ": " + reason), clock.instant());
-        } else {
-          entry.lease = null;
-          entry.visibleAt = clock.instant().plus(visibilityTimeout);
-          available.signalAll();
-        }
-      } finally {
-        lock.unlock();
-      }
-      if (burial == null) {
-        return NackOutcome.RETRY_SCHEDULED;
-      }
-      log.warn("Mailbox '{}': message {} dead-lettered: {}", name, entry.id, burial.letter.reason());
-      forward(List.of(burial));
-      return NackOutcome.DEAD_LETTERED;
-    }
-
-    @Override
-    public void extendVisibility(Duration timeout) {
-      checkVisibility("extendVisibility timeout", timeout);
-      lock.lock();
-      try {
-        // A reply in progress through this handle does not stop the lease from being extended.
-        requireCurrent("extendVisibility");
-        Instant requested = clock.instant().plus(timeout);
-        if (requested.isAfter(entry.visibleAt)) {
-          entry.visibleAt = requested;
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public void deadLetter(String reason) {
-      Objects.requireNonNull(reason, "reason");
-      Burial burial;
-      lock.lock();
-      try {
-        awaitOwnReplySent();
-        requireCurrent("deadLetter");
-        remove();
-        finalized = true;
-        burial = bury(entry, reason, clock.instant());
-      } finally {
-        lock.unlock();
-      }
-      log.warn("Mailbox '{}': message {} dead-lettered: {}", name, entry.id, reason);
-      forward(List.of(burial));
-    }
-
-    @Override
-    public void reply(R body) {
-      if (entry.replyTo == null) {
-        throw new ReplyNotAvailableException(
-            "message "
-                + entry.id
-                + " in mailbox '"
-                + name
-                + "' was sent without a reply-to mailbox; nothing sent. Use send(body, replyTo)"
-                + " to make replies possible.");
-      }
-      Objects.requireNonNull(body, "body");
-      pin("reply");
-      try {
-        entry.replyTo.sendReply(body, entry.id);
-      } finally {
-        unpin(false);
-      }
-    }
-
-    @Override
-    public void replyAndAcknowledge(R body) {
-      if (entry.replyTo == null) {
-        acknowledge();
-        return;
-      }
-      Objects.requireNonNull(body, "body");
-      pin("replyAndAcknowledge");
-      boolean sent = false;
-      try {
-        entry.replyTo.sendReply(body, entry.id);
-        sent = true;
-      } finally {
-        unpin(sent);
-      }
-    }
-
-    /**
-     * Reserves the entry for a reply send through this handle: until {@link #unpin}, nobody can
-     * take it over and other finalizations through this handle wait.
-     */
-    private void pin(String operation) {
-      lock.lock();
-      try {
-        awaitOwnReplySent();
-        requireCurrent(operation);
-        entry.pinnedBy = this;
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    private void unpin(boolean finalize) {
-      lock.lock();
-      try {
-        entry.pinnedBy = null;
-        if (finalize) {
-          if (entry.lease == this) { // unless purged meanwhile
-            remove();
-          }
-          finalized = true;
-        }
-        unpinned.signalAll();
-        available.signalAll();
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    /** Waits while this very handle is sending a reply (another thread's call). Lock held. */
-    private void awaitOwnReplySent() {
-      while (entry.pinnedBy == this) {
-        unpinned.awaitUninterruptibly();
-      }
-    }
-
-    /** Throws unless this delivery holds the lease. Lock held. */
-    private void requireCurrent(String operation) {
-      if (finalized) {
-        throw new MessageFinalizedException(
-            operation
-                + " refused: message "
-                + entry.id
-                + " in mailbox '"
-                + name
-                + "' was already finalized through receipt handle "
-                + handle
-                + "; nothing changed.");
-      }
-      if (entry.lease != this || byId.get(entry.id) != entry) {
-        throw new ReceiptHandleExpiredException(
-            operation
-                + " refused: receipt handle "
-                + handle
-                + " (delivery "
-                + deliveryCount
-                + ") of message "
-                + entry.id
-                + " in mailbox '"
-                + name
-                + "' is stale: the message was delivered again, handed back, finalized or"
-                + " purged; nothing changed. Stop working on it.");
-      }
-    }
-
-    private void remove() {
-      entry.lease = null;
-      byId.remove(entry.id);
-      bySequence.remove(entry.sequence);
-    }
-
-    @Override
-    public String toString() {
-      return "Message[id="
-          + entry.id
-          + ", mailbox='"
-          + name
-          + "', delivery="
-          + deliveryCount
-          + ", handle="
-          + handle
-          + "]";
-    }
-  }
-
   // ---------------------------------------------------------------- builder
 
   /**
@@ -1003,7 +677,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
    * @param <R> the reply body type
    */
   public static final class Builder<T, R> {
-    private final String name;
+    final String name;
     private Clock clock = Clock.systemUTC();
     private Ticker ticker = Ticker.system();
     private int capacity = UNBOUNDED;
