@@ -150,7 +150,7 @@ class CliTest {
   @Test
   void requeueOfAPendingItemFailsWithOneLine() {
     withDb("enqueue", "--", "true");
-    assertOneLineError(withDb("requeue", "1"), 1, "item 1 is pending, not failed");
+    assertOneLineError(withDb("requeue", "1"), 1, "item 1 is pending; only failed or cancelled items can be requeued");
     assertOneLineError(withDb("requeue", "99"), 1, "no item 99");
     assertThat(withDb("requeue", "--failed").out()).contains("requeued 0 failed items");
   }

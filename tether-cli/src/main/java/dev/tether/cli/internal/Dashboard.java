@@ -226,7 +226,7 @@ public final class Dashboard {
     o.put("done", done);
     if (!done) {
       o.put("error", action.equals("requeue")
-          ? "only failed items can be requeued"
+          ? "only failed or cancelled items can be requeued"
           : "only pending or in-progress items can be cancelled");
     }
     log.info("Dashboard: {} item {}: {}", action, id.get(), done ? "done" : "refused");
