@@ -17,7 +17,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code tether inspect ID}: one item with its attempts, checkpoints and output tail. */
+/** {@code tether inspect ID}: one item with its deliveries, checkpoints and output tail. */
 @Command(
     name = "inspect",
     mixinStandardHelpOptions = true,
@@ -69,16 +69,16 @@ final class InspectCommand implements Callable<Integer> {
       out.printf("%-17s %s%n", "error:", "-");
     }
     out.println();
-    Table attempts = new Table("DELIVERY", "OUTCOME", "HOLDER", "AT", "REASON");
-    for (JsonNode a : o.get("attempts")) {
-      attempts.row(
+    Table deliveries = new Table("DELIVERY", "OUTCOME", "HOLDER", "AT", "REASON");
+    for (JsonNode a : o.get("deliveries")) {
+      deliveries.row(
           a.path("delivery").asInt(),
           a.path("outcome").asText(null),
           a.path("holder").asText(null),
           a.path("at").asText(null),
           dev.tether.cli.internal.CommandResult.headline(a.path("reason").asText(null)));
     }
-    attempts.print(out, Terminal.colour());
+    deliveries.print(out, Terminal.colour());
     if (o.get("checkpoints").size() > 0) {
       out.println();
       Table cps = new Table("CHECKPOINT", "DELIVERY", "HOLDER", "AT", "REASON");

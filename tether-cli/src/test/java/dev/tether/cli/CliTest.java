@@ -117,7 +117,8 @@ class CliTest {
     assertThat(o.get("status").asText()).isEqualTo("pending");
     assertThat(o.get("spec").get("liveness").asText()).isEqualTo("process");
     assertThat(o.get("spec").get("env").get("A").asText()).isEqualTo("1");
-    assertThat(o.get("attempts").isArray()).isTrue();
+    assertThat(o.get("deliveries").isArray()).isTrue();
+    assertThat(o.get("attempts").isInt()).isTrue();
     assertThat(o.get("checkpoints").isArray()).isTrue();
     assertThat(o.has("result")).isTrue();
     Run human = withDb("inspect", "1");

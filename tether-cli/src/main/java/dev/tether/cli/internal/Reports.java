@@ -147,9 +147,9 @@ public final class Reports {
       n.put("reason", c.reason());
       n.put("at", str(c.createdAt()));
     }
-    ArrayNode attempts = o.putArray("attempts");
+    ArrayNode deliveries = o.putArray("deliveries");
     for (int d = 1; d <= w.deliveryCount(); d++) {
-      ObjectNode a = attempts.addObject();
+      ObjectNode a = deliveries.addObject();
       a.put("delivery", d);
       Checkpoint last = null;
       for (Checkpoint c : w.checkpoints()) {
