@@ -164,7 +164,12 @@ public final class Worker implements AutoCloseable {
     MainLoopConfig loopConfig =
         MainLoopConfig.builder()
             .visibilityTimeout(config.visibility())
-            .waitTime(Duration.ofSeconds(1))
+            // A long poll as long as a receive allows (and short enough for the watchdog's
+            // rule that a waiting loop is never taken for a stalled one): a loop's receive looks
+            // at the queue when it starts, then waits for a wake-up (an enqueue, its queue's turn
+            // to poll, or the loop's shutdown), so an idle worker costs its store's poll, not its
+            // loops'.
+            .waitTime(receiveWait(config.watchdog()))
             .leaseExtender(LeaseExtenderConfig.of(config.extendEvery(), config.extension()))
             // each item's own budget decides retries; a payload that cannot be read never will be
             .deadLetterPolicy(DeadLetterPolicy.builder().deadLetterOn(BadPayloadException.class).build())
@@ -184,6 +189,12 @@ public final class Worker implements AutoCloseable {
               .build();
       loops.add(loop);
     }
+  }
+
+  /** The long-poll wait of each loop's receive: 20 s, or half the watchdog's threshold if less. */
+  static Duration receiveWait(Duration watchdog) {
+    Duration max = dev.tether.mailbox.Mailbox.MAX_WAIT_TIME;
+    return watchdog == null || watchdog.dividedBy(2).compareTo(max) >= 0 ? max : watchdog.dividedBy(2);
   }
 
   /**
