@@ -38,7 +38,10 @@ final class LeasedChatModel implements ChatModel {
     run.beforeModelRequest(request, expectToolHooks);
     ChatResponse response;
     try {
-      response = delegate.chat(request, options);
+      // without options, the delegate's own chat(ChatRequest), which a model may override
+      response = options == null || options.equals(ChatRequestOptions.EMPTY)
+          ? delegate.chat(request)
+          : delegate.chat(request, options);
     } catch (RuntimeException e) {
       run.beat(); // the call came back: not a hang
       throw e;

@@ -57,7 +57,13 @@ final class LeasedStreamingChatModel implements StreamingChatModel {
       return;
     }
     try {
-      delegate.chat(request, options, new LeasedHandler(run, handler));
+      LeasedHandler leased = new LeasedHandler(run, handler);
+      // without options, the delegate's own chat(request, handler), which a model may override
+      if (options == null || options.equals(ChatRequestOptions.EMPTY)) {
+        delegate.chat(request, leased);
+      } else {
+        delegate.chat(request, options, leased);
+      }
     } catch (RuntimeException e) {
       run.beat();
       throw e;
