@@ -8,6 +8,9 @@ import dev.tether.loop.Calibration;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.MainLoopConfig;
 import dev.tether.mailbox.InMemoryMailbox;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -34,6 +37,22 @@ class AgentCalibrationTest {
       assertThat(v.values()).contains("longest_model_call=45s", "extension=60s", "interval=30s",
           "only sure to last 30s", "above 75s");
     });
+  }
+
+  @Test
+  void eachViolationIsLoggedAsAWarning() {
+    MainLoopConfig config = config(Duration.ofMinutes(10), Duration.ofSeconds(30), Duration.ofSeconds(60));
+    PrintStream original = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      AgentCalibration.check("agents", config, Duration.ofSeconds(45));
+    } finally {
+      System.setErr(original);
+    }
+
+    assertThat(captured.toString(StandardCharsets.UTF_8))
+        .contains("WARN", "loop 'agents'", AgentCalibration.MODEL_CALL_WITHIN_LEASE);
   }
 
   @Test
