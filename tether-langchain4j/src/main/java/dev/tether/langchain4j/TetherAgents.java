@@ -176,9 +176,9 @@ public final class TetherAgents {
    * Attaches an AI-service builder to Tether: sets its chat model to {@code model} wrapped by
    * {@link #chatModel(ChatModel)}, sets its {@code beforeToolExecution} and {@code
    * afterToolExecution} hooks, and registers listeners that record which run each call belongs
-   * to. Do not set the tool-execution hooks again on this builder (that would replace Tether's;
-   * observe tools with an {@link AgentListener} instead): a model request that follows tool calls
-   * that were not seen by the hooks fails with {@link IllegalStateException}.
+   * to. Do not set the chat model or the tool-execution hooks again on this builder (that would
+   * replace Tether's; observe tools with an {@link AgentListener} instead): a model request that
+   * follows tool calls that were not seen by the hooks fails with {@link IllegalStateException}.
    *
    * @param service the AI-service builder
    * @param model the model the service should use
