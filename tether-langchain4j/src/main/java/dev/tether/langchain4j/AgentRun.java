@@ -1,0 +1,392 @@
+package dev.tether.langchain4j;
+
+import dev.langchain4j.agent.tool.ToolExecutionRequest;
+import dev.langchain4j.data.message.AiMessage;
+import dev.langchain4j.data.message.ChatMessage;
+import dev.langchain4j.data.message.ToolExecutionResultMessage;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.service.tool.ToolExecution;
+import dev.tether.loop.Deadline;
+import dev.tether.loop.WorkContext;
+import dev.tether.loop.WorkStoppedException;
+import dev.tether.mailbox.LeaseStatus;
+import dev.tether.mailbox.MailboxException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One item's agent run on one thread: a handler's {@link WorkContext} bound by {@link
+ * TetherAgents#bind(WorkContext)} until {@link #close()}. The AI-service calls the binding thread
+ * makes meanwhile beat, check and checkpoint this context (see {@link TetherAgents} for how
+ * callbacks on other threads find it).
+ *
+ * <p>Thread-safe: the accessors may be read from any thread (a tool running on an executor, a
+ * streaming callback). {@link #close()} must be called on the thread that bound the run; closing
+ * again does nothing. After close, a callback that still arrives for this run (a stream that
+ * outlived its handler) fails with {@link IllegalStateException}.
+ */
+public final class AgentRun implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(AgentRun.class);
+
+  /** The result recorded for a tool call that the previous delivery started but never finished. */
+  static final String INTERRUPTED_TOOL_RESULT = "Tool execution was interrupted: the worker running"
+      + " it stopped before its result was recorded. It may or may not have taken effect.";
+
+  private final TetherAgents agents;
+  private final WorkContext context;
+  private final Thread owner;
+  private final Set<UUID> invocations = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger modelCalls = new AtomicInteger();
+  private final AtomicInteger toolCalls = new AtomicInteger();
+  private final AtomicLong toolsRequested = new AtomicLong();
+  private final AtomicLong toolsStarted = new AtomicLong();
+  private volatile boolean closed;
+
+  // The conversation: one memory id per item. Written by one thread at a time (LangChain4j adds to
+  // one memory sequentially), published through the volatile reference.
+  private volatile Conversation conversation; // null until first read
+  private volatile boolean resumed;
+
+  AgentRun(TetherAgents agents, WorkContext context, Thread owner) {
+    this.agents = agents;
+    this.context = context;
+    this.owner = owner;
+  }
+
+  /**
+   * Returns the bound context.
+   *
+   * @return the handler's context
+   */
+  public WorkContext context() {
+    return context;
+  }
+
+  /**
+   * Returns whether this run continues a conversation that an earlier delivery of the item
+   * checkpointed through {@link TetherAgents#memoryStore()}. Reads (and decodes, once) the item's
+   * checkpoint.
+   *
+   * @return true when the item's checkpoint held a conversation at the start of this delivery
+   * @throws IllegalStateException if the item's checkpoint was not written by the memory store
+   */
+  public boolean resumed() {
+    loadConversation();
+    return resumed;
+  }
+
+  /**
+   * Returns the number of model requests made through this run (refused ones not counted).
+   *
+   * @return the count
+   */
+  public int modelCalls() {
+    return modelCalls.get();
+  }
+
+  /**
+   * Returns the number of tool executions started through this run (refused ones not counted).
+   *
+   * @return the count
+   */
+  public int toolCalls() {
+    return toolCalls.get();
+  }
+
+  /**
+   * Returns whether {@link #close()} was called.
+   *
+   * @return true once closed
+   */
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /**
+   * Unbinds the context from the thread. Idempotent.
+   *
+   * @throws IllegalStateException if called on another thread than the one that bound the run
+   *     (while it is still open)
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    if (Thread.currentThread() != owner) {
+      throw new IllegalStateException("the run of message " + messageIdText() + " was bound on thread "
+          + owner.getName() + " and must be closed there, not on "
+          + Thread.currentThread().getName());
+    }
+    closed = true;
+    agents.unbind(this);
+  }
+
+  @Override
+  public String toString() {
+    return "AgentRun[message=" + messageIdText() + ", delivery=" + context.deliveryCount()
+        + ", modelCalls=" + modelCalls + ", toolCalls=" + toolCalls + ", closed=" + closed + "]";
+  }
+
+  // ---- used by the hooks, wrappers and the memory store ------------------------------------
+
+  String messageIdText() {
+    return context.messageId().orElse("(none)");
+  }
+
+  Set<UUID> invocationIds() {
+    return new HashSet<>(invocations);
+  }
+
+  void invocationStarted(UUID id) {
+    invocations.add(id);
+    toolsRequested.set(toolsStarted.get()); // a new call starts with no tool calls pending
+  }
+
+  void invocationEnded(UUID id) {
+    invocations.remove(id);
+  }
+
+  void beat() {
+    context.beat();
+  }
+
+  void beforeTool(ToolExecutionRequest request) {
+    ensureOpen("run tool '" + request.name() + "'");
+    toolsStarted.incrementAndGet();
+    beat();
+    ensureCanContinue("tool '" + request.name() + "'");
+    toolCalls.incrementAndGet();
+    agents.safely("toolStarting", () -> agents.listener().toolStarting(this, request));
+  }
+
+  void afterTool(ToolExecution execution) {
+    ensureOpen("finish tool '" + execution.request().name() + "'");
+    beat();
+    agents.safely("toolFinished", () -> agents.listener().toolFinished(this, execution));
+  }
+
+  /**
+   * Beats and checks before a model request; throws when the run must stop.
+   *
+   * @param expectToolHooks whether tool calls requested by the previous response must have passed
+   *     through the hooks (an attached AI service)
+   */
+  void beforeModelRequest(ChatRequest request, boolean expectToolHooks) {
+    ensureOpen("send a model request");
+    if (expectToolHooks && toolsStarted.get() < toolsRequested.get()) {
+      throw new IllegalStateException("the previous model response of message " + messageIdText()
+          + " requested " + toolsRequested.get() + " tool calls in all but Tether's tool hooks saw "
+          + toolsStarted.get() + ": were beforeToolExecution/afterToolExecution set on the AI"
+          + " service after TetherAgents.attach (replacing Tether's)? Observe tools with an"
+          + " AgentListener instead");
+    }
+    beat();
+    if (agents.verifyLeaseBeforeModelCall() && context.maxAttempts() > 0) {
+      try {
+        LeaseStatus status = context.checkLease();
+        if (!status.isHeld()) {
+          log.warn("Message {}: the lease is {} before a model request; refusing it", messageIdText(),
+              status);
+        }
+      } catch (MailboxException e) {
+        log.warn("Message {}: could not check the lease before a model request ({}); going on, the"
+            + " lease's own bound still applies", messageIdText(), e.toString());
+      }
+    }
+    ensureCanContinue("model request");
+    modelCalls.incrementAndGet();
+    agents.safely("modelRequest", () -> agents.listener().modelRequest(this, request));
+  }
+
+  void afterModelResponse(ChatResponse response) {
+    beat();
+    if (response != null && response.aiMessage() != null
+        && response.aiMessage().hasToolExecutionRequests()) {
+      toolsRequested.addAndGet(response.aiMessage().toolExecutionRequests().size());
+    }
+    agents.safely("modelResponse", () -> agents.listener().modelResponse(this, response));
+  }
+
+  void ensureOpen(String what) {
+    if (closed) {
+      throw new IllegalStateException("cannot " + what + ": the run of message " + messageIdText()
+          + " was closed (its handler returned) while its AI-service call went on");
+    }
+  }
+
+  /**
+   * Throws when the run must stop: lease lost, cancelled, deadline passed, or (when configured)
+   * shutdown requested. Cheap: no I/O.
+   */
+  void ensureCanContinue(String what) {
+    WorkStoppedException stop = stopReason(what).orElse(null);
+    if (stop != null) {
+      throw stopped(stop);
+    }
+  }
+
+  /** Logs and reports a stop; returns it, to be thrown. */
+  WorkStoppedException stopped(WorkStoppedException stop) {
+    log.info("Message {}: agent run stopped ({}): {}", messageIdText(), stop.reason(),
+        stop.getMessage());
+    agents.safely("stopped", () -> agents.listener().stopped(this, stop));
+    return stop;
+  }
+
+  Optional<WorkStoppedException> stopReason(String what) {
+    String id = messageIdText();
+    if (context.isCancelled()) {
+      return Optional.of(new WorkStoppedException(WorkStoppedException.Reason.CANCELLED,
+          "message " + id + " was cancelled; refused: " + what));
+    }
+    if (context.isLeaseLost()) {
+      return Optional.of(new WorkStoppedException(WorkStoppedException.Reason.LEASE_LOST,
+          "the lease on message " + id + " (delivery " + context.deliveryCount()
+              + ") is lost; refused: " + what));
+    }
+    if (context.deadline().map(Deadline::isExpired).orElse(false)) {
+      return Optional.of(new WorkStoppedException(WorkStoppedException.Reason.DEADLINE,
+          "message " + id + " passed its deadline; refused: " + what));
+    }
+    if (agents.stopOnShutdown() && context.isShutdownRequested()) {
+      return Optional.of(new WorkStoppedException(WorkStoppedException.Reason.SHUTDOWN,
+          "the loop is shutting down; message " + id + " will resume from its checkpoint; refused: "
+              + what));
+    }
+    return Optional.empty();
+  }
+
+  // ---- the conversation --------------------------------------------------------------------
+
+  List<ChatMessage> messages(Object memoryId) {
+    ensureOpen("read the chat memory");
+    Conversation c = loadConversation();
+    checkMemoryId(c, memoryId);
+    return new ArrayList<>(c.messages());
+  }
+
+  void updateMessages(Object memoryId, List<ChatMessage> messages) {
+    ensureOpen("write the chat memory");
+    Conversation c = loadConversation();
+    checkMemoryId(c, memoryId);
+    ConversationCodec.Fitted fitted = ConversationCodec.fit(
+        new Conversation(String.valueOf(memoryId), List.copyOf(messages)),
+        agents.maxCheckpointBytes(), messageIdText());
+    if (fitted.dropped() > 0) {
+      log.warn("Message {}: the conversation ({} messages, {} bytes) outgrew the checkpoint limit of"
+              + " {} bytes; dropped its {} oldest tool-round messages, kept {} ({} bytes)",
+          messageIdText(), messages.size(), fitted.bytesBefore(), agents.maxCheckpointBytes(),
+          fitted.dropped(), fitted.conversation().messages().size(), fitted.bytes().length);
+      agents.safely("conversationTrimmed", () -> agents.listener().conversationTrimmed(
+          this, fitted.dropped(), fitted.bytesBefore(), fitted.bytes().length));
+    }
+    try {
+      context.checkpoint(fitted.bytes()); // fenced by the lease; beats
+    } catch (WorkStoppedException e) {
+      throw stopped(e);
+    }
+    conversation = fitted.conversation();
+    agents.safely("checkpointed", () -> agents.listener().checkpointed(
+        this, fitted.conversation().messages().size(), fitted.bytes().length));
+  }
+
+  private void checkMemoryId(Conversation c, Object memoryId) {
+    String id = String.valueOf(memoryId);
+    if (!c.messages().isEmpty() && !c.memoryId().equals(id)) {
+      throw new IllegalStateException("message " + messageIdText() + " already holds the"
+          + " conversation of memory id '" + c.memoryId() + "'; an item keeps one conversation, so"
+          + " memory id '" + id + "' cannot be used for it (use the same memory id on every delivery)");
+    }
+  }
+
+  private Conversation loadConversation() {
+    Conversation c = conversation;
+    if (c != null) {
+      return c;
+    }
+    Optional<byte[]> stored = context.lastCheckpoint();
+    if (stored.isEmpty()) {
+      c = Conversation.EMPTY;
+    } else {
+      try {
+        c = ConversationCodec.decode(stored.get());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException("the checkpoint of message " + messageIdText()
+            + " is not a conversation written by TetherAgents.memoryStore() (" + e.getMessage()
+            + "); an item whose checkpoint the memory store keeps must not be checkpointed"
+            + " otherwise", e);
+      }
+      c = repairInterruptedTools(c);
+      resumed = !c.messages().isEmpty();
+      if (resumed) {
+        log.info("Message {} (delivery {}): resuming its conversation of {} messages from the"
+            + " checkpoint", messageIdText(), context.deliveryCount(), c.messages().size());
+      }
+    }
+    conversation = c;
+    return c;
+  }
+
+  /**
+   * Gives every tool call of the last tool round that has no recorded result an error result
+   * saying it was interrupted, so that the conversation is well formed (every tool request
+   * answered) and the model can decide whether to call the tool again.
+   */
+  private Conversation repairInterruptedTools(Conversation c) {
+    List<ChatMessage> messages = c.messages();
+    int last = -1;
+    for (int i = messages.size() - 1; i >= 0; i--) {
+      if (messages.get(i) instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
+        last = i;
+        break;
+      }
+    }
+    if (last < 0) {
+      return c;
+    }
+    AiMessage ai = (AiMessage) messages.get(last);
+    List<ToolExecutionRequest> requests = ai.toolExecutionRequests();
+    int answered = 0;
+    Set<String> answeredIds = new HashSet<>();
+    for (int i = last + 1; i < messages.size(); i++) {
+      if (messages.get(i) instanceof ToolExecutionResultMessage r) {
+        answered++;
+        if (r.id() != null) {
+          answeredIds.add(r.id());
+        }
+      }
+    }
+    List<ChatMessage> repaired = new ArrayList<>(messages);
+    int added = 0;
+    for (int i = 0; i < requests.size(); i++) {
+      ToolExecutionRequest request = requests.get(i);
+      boolean done = request.id() != null ? answeredIds.contains(request.id()) : i < answered;
+      if (!done) {
+        repaired.add(ToolExecutionResultMessage.builder()
+            .id(request.id())
+            .toolName(request.name())
+            .text(INTERRUPTED_TOOL_RESULT)
+            .isError(true)
+            .build());
+        added++;
+      }
+    }
+    if (added == 0) {
+      return c;
+    }
+    log.warn("Message {}: {} tool call(s) of the previous delivery never recorded a result; resuming"
+        + " with an 'interrupted' error result for each", messageIdText(), added);
+    return new Conversation(c.memoryId(), List.copyOf(repaired));
+  }
+}
