@@ -55,15 +55,16 @@ public final class QueueAdmin {
 
   /**
    * Cancels a {@code pending} or {@code in_progress} item, whatever lease holds it: the item
-   * becomes {@code failed} with {@code reason} as its error, its lease token is cleared (a holder's
+   * becomes {@code cancelled} with {@code reason} as its error, its lease token is cleared (a holder's
    * later renew, complete, release or hand-back throws {@link LeaseExpiredException} and changes
    * nothing), and a {@link Checkpoint#CANCELLED} checkpoint records the holder, token, delivery
    * and reason. A cancelled item can be requeued with {@link LeaseManager#redrive}.
    *
    * @param itemId the item
    * @param reason why, recorded as the item's error and the checkpoint's reason; not blank
-   * @return true if the item was pending or in progress and is now failed; false (nothing
-   *     changed) if it is unknown, {@code completed} or already {@code failed}
+   * @return true if the item was pending or in progress and is now cancelled; false (nothing
+   *     changed) if it is unknown or already finished ({@code completed}, {@code failed} or
+   *     {@code cancelled})
    * @throws NullPointerException if {@code reason} is null
    * @throws IllegalArgumentException if {@code reason} is blank
    * @throws StoreUnavailableException if the database cannot be reached
