@@ -87,7 +87,7 @@ public abstract class MailboxModelTest {
               coverage.check(Outcome.FINALIZED).count(n -> n >= 100);
               coverage.check(REDELIVERY).count(n -> n >= 100);
               coverage.check(EXPIRY_DEAD_LETTER).count(n -> n >= 10);
-              coverage.check(NACK_DEAD_LETTER).count(n -> n >= 3);
+              coverage.check(NACK_DEAD_LETTER).count(n -> n >= 3); // 13-21 seen in 200 tries
             });
   }
 
@@ -115,7 +115,7 @@ public abstract class MailboxModelTest {
             Tuple.of(8, send),
             Tuple.of(10, receive),
             Tuple.of(4, ack),
-            Tuple.of(4, nack),
+            Tuple.of(6, nack),
             Tuple.of(4, extend),
             Tuple.of(2, reply),
             Tuple.of(4, replyAndAck),

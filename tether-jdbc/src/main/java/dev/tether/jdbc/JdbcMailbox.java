@@ -424,17 +424,33 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
   /** One delivery. */
   private final class JdbcMessage implements Message<T, R> {
+    // Only what the message needs, never the Lease itself: a held message must not keep the
+    // stored input (already decoded into body) or the lease's other fields alive.
     private final long id;
     private final long token;
     private final T body;
-    private final Lease lease;
+    private final int deliveryCount;
+    private final int attempt;
+    private final int maxAttempts;
+    private final Instant enqueuedAt;
+    private final String replyTo;
+    private final Long replyOf;
+    private final ErrorReply errorReply;
     private volatile byte[] progress;
 
     JdbcMessage(Lease lease, T body) {
       this.id = lease.itemId();
       this.token = lease.token();
       this.body = body;
-      this.lease = lease;
+      this.deliveryCount = lease.deliveryCount();
+      this.attempt = lease.attempt();
+      this.maxAttempts = lease.maxAttempts();
+      this.enqueuedAt = lease.createdAt();
+      this.replyTo = lease.replyTo();
+      this.replyOf = lease.replyOf();
+      this.errorReply = lease.errorReply() && lease.replyOf() != null
+          ? Replies.decode(lease.replyOf(), lease.input())
+          : null;
       this.progress = lease.progress();
     }
 
@@ -449,8 +465,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public T body() {
-      if (lease.errorReply()) {
-        throw new RequestFailedException(errorReply().orElseThrow());
+      if (errorReply != null) {
+        throw new RequestFailedException(errorReply);
       }
       return body;
     }
@@ -462,39 +478,37 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public int deliveryCount() {
-      return lease.deliveryCount();
+      return deliveryCount;
     }
 
     @Override
     public int attempt() {
-      return lease.attempt();
+      return attempt;
     }
 
     @Override
     public int maxAttempts() {
-      return lease.maxAttempts();
+      return maxAttempts;
     }
 
     @Override
     public Instant enqueuedAt() {
-      return lease.createdAt();
+      return enqueuedAt;
     }
 
     @Override
     public boolean hasReplyTo() {
-      return lease.replyTo() != null;
+      return replyTo != null;
     }
 
     @Override
     public Optional<String> inReplyTo() {
-      return Optional.ofNullable(lease.replyOf()).map(String::valueOf);
+      return Optional.ofNullable(replyOf).map(String::valueOf);
     }
 
     @Override
     public Optional<ErrorReply> errorReply() {
-      return lease.errorReply() && lease.replyOf() != null
-          ? Optional.of(Replies.decode(lease.replyOf(), lease.input()))
-          : Optional.empty();
+      return Optional.ofNullable(errorReply);
     }
 
     @Override
@@ -555,7 +569,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public void reply(R replyBody) {
-      if (lease.replyTo() == null) {
+      if (replyTo == null) {
         throw new ReplyNotAvailableException("message " + id + " of mailbox '" + queue
             + "' was sent without a reply-to mailbox; nothing was sent");
       }
@@ -569,11 +583,11 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public void replyAndAcknowledge(R replyBody) {
-      byte[] bytes = lease.replyTo() != null || (keepResults && replyBody != null)
+      byte[] bytes = replyTo != null || (keepResults && replyBody != null)
           ? encode(replyCodec, Objects.requireNonNull(replyBody, "body"), "reply")
           : null;
       byte[] output = keepResults ? bytes : null;
-      if (lease.replyTo() == null) {
+      if (replyTo == null) {
         call(() -> {
           leases.complete(id, token, output);
           return null;
@@ -588,14 +602,14 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
 
     private NewWorkItem replyItem(byte[] bytes) {
-      TetherStore.QueueSettings settings = store.queueSettings(lease.replyTo())
+      TetherStore.QueueSettings settings = store.queueSettings(replyTo)
           .orElse(new TetherStore.QueueSettings(maxAttempts, 0));
-      return NewWorkItem.builder(lease.replyTo()).input(bytes).maxAttempts(settings.maxAttempts())
+      return NewWorkItem.builder(replyTo).input(bytes).maxAttempts(settings.maxAttempts())
           .replyOf(id).build();
     }
 
     private int replyCapacity() {
-      return store.queueSettings(lease.replyTo()).map(TetherStore.QueueSettings::capacity).orElse(0);
+      return store.queueSettings(replyTo).map(TetherStore.QueueSettings::capacity).orElse(0);
     }
 
     @Override
@@ -608,8 +622,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public String toString() {
-      return "JdbcMessage[id=" + id + ", queue=" + queue + ", delivery=" + lease.deliveryCount()
-          + ", attempt=" + lease.attempt() + "/" + lease.maxAttempts() + ", handle=" + receiptHandle() + "]";
+      return "JdbcMessage[id=" + id + ", queue=" + queue + ", delivery=" + deliveryCount
+          + ", attempt=" + attempt + "/" + maxAttempts + ", handle=" + receiptHandle() + "]";
     }
   }
 
