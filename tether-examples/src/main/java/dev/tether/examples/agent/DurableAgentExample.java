@@ -194,9 +194,8 @@ public final class DurableAgentExample {
       Process child = startWorker(db);
       List<Integer> answeredByFirst = new ArrayList<>();
       List<String> toolsByFirst = new ArrayList<>();
-      try {
-        BufferedReader lines = new BufferedReader(
-            new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+      try (BufferedReader lines = new BufferedReader(
+          new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
         String line;
         while ((line = lines.readLine()) != null) {
           out.println(line);
