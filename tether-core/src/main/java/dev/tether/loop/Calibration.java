@@ -33,7 +33,15 @@ import java.util.Optional;
  *   <li>{@link #EXTENSION_INTERVAL} {@code interval < extension / 2}: a steadily beating worker
  *       extends before its lease runs out (lease extender enabled only);
  *   <li>{@link #EXTENSION_BELOW_VISIBILITY} {@code extension < visibility_timeout} (lease extender
- *       enabled only).
+ *       enabled only);
+ *   <li>{@link #SILENT_CALL_WITHIN_LEASE} {@code longest_silent_call < min(visibility_timeout,
+ *       extension) - interval} (lease extender enabled), or {@link #SILENT_CALL_WITHIN_VISIBILITY}
+ *       {@code longest_silent_call < visibility_timeout} (disabled), when the loop declares its
+ *       {@link MainLoopConfig#longestSilentCall() longest silent call}: a call that gives no beat
+ *       while it runs (a non-streaming model call) ends before the lease runs out. A beat extends
+ *       the lease only when an extension is due (at most once per interval), so after the beat
+ *       before such a call the lease is only sure to last the extension made up to one interval
+ *       earlier (or the visibility timeout of the receive) minus that interval.
  * </ol>
  *
  * And once for the group, when a watchdog is configured: {@link #WATCHDOG_INTERVAL} {@code
@@ -63,6 +71,17 @@ public final class Calibration {
 
   /** Rule: {@code extension < visibility_timeout} (lease extender). */
   public static final String EXTENSION_BELOW_VISIBILITY = "extension < visibility_timeout";
+
+  /**
+   * Rule (lease extender enabled): {@code longest_silent_call < min(visibility_timeout, extension)
+   * - interval}.
+   */
+  public static final String SILENT_CALL_WITHIN_LEASE =
+      "longest_silent_call < min(visibility_timeout, extension) - interval";
+
+  /** Rule (lease extender disabled): {@code longest_silent_call < visibility_timeout}. */
+  public static final String SILENT_CALL_WITHIN_VISIBILITY =
+      "longest_silent_call < visibility_timeout";
 
   private Calibration() {}
 
@@ -328,7 +347,33 @@ public final class Calibration {
                     + "; lower the lease extension or raise visibilityTimeout"));
       }
     }
+    config.longestSilentCall().ifPresent(call -> out.addAll(checkSilentCall(loop, config, call)));
     return out;
+  }
+
+  private static List<Violation> checkSilentCall(
+      Optional<String> loop, MainLoopConfig config, Duration call) {
+    Duration visibility = config.visibilityTimeout();
+    LeaseExtenderConfig extender = config.leaseExtender();
+    String values = "longest_silent_call=" + format(call) + ", visibility_timeout=" + format(visibility);
+    if (extender.enabled()) {
+      Duration reach = extender.extension().compareTo(visibility) < 0 ? extender.extension() : visibility;
+      Duration sure = reach.minus(extender.interval());
+      if (call.compareTo(sure) >= 0) {
+        return List.of(new Violation(loop, SILENT_CALL_WITHIN_LEASE, values
+            + ", extension=" + format(extender.extension())
+            + ", interval=" + format(extender.interval())
+            + " (after a beat the lease is only sure to last " + format(sure) + ")"
+            + "; raise the lease extension and visibilityTimeout above "
+            + format(call.plus(extender.interval()))
+            + " (or lower the interval), or bound the call (client timeout, retries)"));
+      }
+    } else if (call.compareTo(visibility) >= 0) {
+      return List.of(new Violation(loop, SILENT_CALL_WITHIN_VISIBILITY, values
+          + " (lease extender disabled); enable the lease extender, or raise visibilityTimeout"
+          + " above the whole run"));
+    }
+    return List.of();
   }
 
   /** Formats a duration in seconds, for example {@code 720s} or {@code 0.5s}. */

@@ -26,6 +26,7 @@ public final class MainLoopConfig {
   private final Duration visibilityTimeout;
   private final Duration waitTime;
   private final Duration deadline;
+  private final Duration longestSilentCall;
   private final int maxMessages;
   private final DeadLetterPolicy deadLetterPolicy;
 
@@ -34,6 +35,7 @@ public final class MainLoopConfig {
     this.visibilityTimeout = b.visibilityTimeout;
     this.waitTime = b.waitTime;
     this.deadline = b.deadline;
+    this.longestSilentCall = b.longestSilentCall;
     this.maxMessages = b.maxMessages;
     this.deadLetterPolicy = b.deadLetterPolicy;
   }
@@ -67,6 +69,7 @@ public final class MainLoopConfig {
     b.visibilityTimeout = visibilityTimeout;
     b.waitTime = waitTime;
     b.deadline = deadline;
+    b.longestSilentCall = longestSilentCall;
     b.maxMessages = maxMessages;
     b.deadLetterPolicy = deadLetterPolicy;
     return b;
@@ -112,6 +115,19 @@ public final class MainLoopConfig {
   }
 
   /**
+   * Returns the longest a handler may go without a beat, if declared: its longest call that
+   * cannot beat while it runs, such as a non-streaming model call (client timeout times attempts,
+   * plus backoff) or a tool that does not beat inside. The calibration rule {@link
+   * Calibration#SILENT_CALL_WITHIN_LEASE} checks it against what the lease is sure to last after
+   * a beat. Declaring it changes nothing at run time.
+   *
+   * @return the longest silent call, or empty when not declared (not checked)
+   */
+  public Optional<Duration> longestSilentCall() {
+    return Optional.ofNullable(longestSilentCall);
+  }
+
+  /**
    * Returns the most messages one receive asks for.
    *
    * @return 1 to {@value Mailbox#MAX_MESSAGES_PER_RECEIVE}
@@ -139,6 +155,8 @@ public final class MainLoopConfig {
         + waitTime
         + ", deadline="
         + (deadline == null ? "none" : deadline)
+        + ", longestSilentCall="
+        + (longestSilentCall == null ? "undeclared" : longestSilentCall)
         + ", maxMessages="
         + maxMessages
         + ", deadLetterPolicy="
@@ -152,6 +170,7 @@ public final class MainLoopConfig {
     private Duration visibilityTimeout = DEFAULT_VISIBILITY_TIMEOUT;
     private Duration waitTime = DEFAULT_WAIT_TIME;
     private Duration deadline;
+    private Duration longestSilentCall;
     private int maxMessages = 1;
     private DeadLetterPolicy deadLetterPolicy = DeadLetterPolicy.defaults();
 
@@ -219,6 +238,23 @@ public final class MainLoopConfig {
         throw new IllegalArgumentException("deadline must be > 0, was " + budget);
       }
       this.deadline = budget;
+      return this;
+    }
+
+    /**
+     * Declares the longest a handler may go without a beat (a non-streaming model call, a tool
+     * that does not beat inside), so that the loop's calibration checks that the lease outlasts
+     * it ({@link Calibration#SILENT_CALL_WITHIN_LEASE}).
+     *
+     * @param longest positive, or null for undeclared
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder longestSilentCall(Duration longest) {
+      if (longest != null && (longest.isNegative() || longest.isZero())) {
+        throw new IllegalArgumentException("longestSilentCall must be > 0, was " + longest);
+      }
+      this.longestSilentCall = longest;
       return this;
     }
 

@@ -222,4 +222,76 @@ class CalibrationTest {
         .hasMessageContaining("Not checked")
         .hasMessageContaining(Calibration.VISIBILITY_COVERS_WATCHDOG);
   }
+  @Test
+  void aDeclaredSilentCallLongerThanTheLeaseIsSureToLastAfterABeatIsReported() {
+    // the worked example: extension 300 s every 60 s, so 240 s are sure after any beat
+    assertThat(check(workedExample().longestSilentCall(Duration.ofSeconds(239)).build())).isEmpty();
+
+    List<Calibration.Violation> v =
+        check(workedExample().longestSilentCall(Duration.ofSeconds(240)).build());
+
+    assertThat(v).singleElement().satisfies(violation -> {
+      assertThat(violation.rule()).isEqualTo(Calibration.SILENT_CALL_WITHIN_LEASE);
+      assertThat(violation.loop()).hasValue("worker");
+      assertThat(violation.values()).contains("longest_silent_call=240s", "extension=300s",
+          "interval=60s", "only sure to last 240s", "above 300s");
+    });
+  }
+
+  @Test
+  void theVisibilityTimeoutBoundsASilentCallWhenItIsBelowTheExtension() {
+    MainLoopConfig.Builder config = MainLoopConfig.builder()
+        .visibilityTimeout(Duration.ofSeconds(90))
+        .leaseExtender(LeaseExtenderConfig.of(Duration.ofSeconds(30), Duration.ofSeconds(80)));
+
+    assertThat(Calibration.checkLoop("w", config.longestSilentCall(Duration.ofSeconds(49)).build(),
+        Optional.empty())).isEmpty();
+    assertThat(Calibration.checkLoop("w", config.longestSilentCall(Duration.ofSeconds(50)).build(),
+        Optional.empty()))
+        .extracting(Calibration.Violation::rule)
+        .containsExactly(Calibration.SILENT_CALL_WITHIN_LEASE);
+  }
+
+  @Test
+  void withoutExtensionASilentCallMustEndWithinTheVisibilityTimeout() {
+    MainLoopConfig.Builder config = MainLoopConfig.builder()
+        .visibilityTimeout(Duration.ofSeconds(60))
+        .leaseExtender(LeaseExtenderConfig.disabled());
+
+    assertThat(Calibration.checkLoop("w", config.longestSilentCall(Duration.ofSeconds(59)).build(),
+        Optional.empty())).isEmpty();
+    assertThat(Calibration.checkLoop("w", config.longestSilentCall(Duration.ofSeconds(60)).build(),
+        Optional.empty()))
+        .extracting(Calibration.Violation::rule)
+        .containsExactly(Calibration.SILENT_CALL_WITHIN_VISIBILITY);
+  }
+
+  @Test
+  void anUndeclaredSilentCallIsNotChecked() {
+    MainLoopConfig config = MainLoopConfig.builder()
+        .visibilityTimeout(Duration.ofSeconds(60))
+        .leaseExtender(LeaseExtenderConfig.of(Duration.ofSeconds(20), Duration.ofSeconds(50)))
+        .build();
+
+    assertThat(config.longestSilentCall()).isEmpty();
+    assertThat(Calibration.checkLoop("w", config, Optional.empty())).isEmpty();
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> MainLoopConfig.builder().longestSilentCall(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("longestSilentCall");
+  }
+
+  @Test
+  void aLoopGroupWithASilentCallLongerThanTheLeaseFailsItsBuildNamingTheRule() {
+    MainLoopConfig config = workedExample().longestSilentCall(Duration.ofMinutes(5)).build();
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> LoopGroup.builder()
+            .loop(new FakeLoop("agents").config(config))
+            .handleSignals(false)
+            .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("loop 'agents'")
+        .hasMessageContaining(Calibration.SILENT_CALL_WITHIN_LEASE)
+        .hasMessageContaining("longest_silent_call=300s");
+  }
 }

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * stuck (stops beating), loses its lease, and the job is redelivered to the other worker; a flaky
  * job fails once and is retried. Ends by itself in about fifteen seconds.
  *
- * <p>Run: {@code mvn -q -pl tether-examples -am compile exec:java}
+ * <p>Run: {@code mvn -q -pl tether-examples -am test-compile exec:java}
  */
 public final class LeaseDemo {
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.S");

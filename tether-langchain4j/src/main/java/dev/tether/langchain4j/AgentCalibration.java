@@ -1,6 +1,5 @@
 package dev.tether.langchain4j;
 
-import dev.tether.LeaseExtenderConfig;
 import dev.tether.loop.Calibration;
 import dev.tether.loop.MainLoopConfig;
 import dev.tether.loop.WorkLoop;
@@ -21,7 +20,12 @@ import org.slf4j.LoggerFactory;
  * earlier, or the visibility timeout of the receive). A call that takes longer lets the lease
  * run out, and the run is stopped as lease-lost at its next call (or the item is taken over).
  *
- * <p>Rules, each checked and logged as a warning naming the values and the remedy:
+ * <p>The usual way is to declare the longest model call on the loop's configuration, {@link
+ * MainLoopConfig.Builder#longestSilentCall(Duration)}: the loop group checks it when it is built
+ * ({@link dev.tether.loop.LoopGroup.Builder#build()}, which fails in its default calibration mode
+ * and logs a warning in {@link Calibration.Mode#WARN}). This class checks a loop on its own, for
+ * a longest model call given here, and logs each violation as a warning. Rules, the first two
+ * being {@link Calibration}'s:
  *
  * <ol>
  *   <li>{@link #MODEL_CALL_WITHIN_LEASE} when the loop's lease extender is enabled;
@@ -35,13 +39,17 @@ import org.slf4j.LoggerFactory;
  * first token or between two tokens. Stateless and thread-safe.
  */
 public final class AgentCalibration {
-  /** Rule: {@code longest_model_call < min(visibility_timeout, extension) - interval}. */
-  public static final String MODEL_CALL_WITHIN_LEASE =
-      "longest_model_call < min(visibility_timeout, extension) - interval";
+  /**
+   * Rule: {@code longest_silent_call < min(visibility_timeout, extension) - interval}, with the
+   * longest model call as the longest silent call ({@link Calibration#SILENT_CALL_WITHIN_LEASE}).
+   */
+  public static final String MODEL_CALL_WITHIN_LEASE = Calibration.SILENT_CALL_WITHIN_LEASE;
 
-  /** Rule (lease extender disabled): {@code longest_model_call < visibility_timeout}. */
-  public static final String MODEL_CALL_WITHIN_VISIBILITY =
-      "longest_model_call < visibility_timeout";
+  /**
+   * Rule (lease extender disabled): {@code longest_silent_call < visibility_timeout} ({@link
+   * Calibration#SILENT_CALL_WITHIN_VISIBILITY}).
+   */
+  public static final String MODEL_CALL_WITHIN_VISIBILITY = Calibration.SILENT_CALL_WITHIN_VISIBILITY;
 
   /** Rule: {@code longest_model_call < deadline}. */
   public static final String MODEL_CALL_WITHIN_DEADLINE = "longest_model_call < deadline";
@@ -74,7 +82,8 @@ public final class AgentCalibration {
    * Checks a loop's configuration and logs every violation as a warning.
    *
    * @param loopName the loop's name, for the messages
-   * @param config the loop's configuration
+   * @param config the loop's configuration (a longest silent call declared there is replaced by
+   *     {@code longestModelCall} for this check)
    * @param longestModelCall the longest a single model call may take
    * @return the violations in rule order; empty when calibrated
    * @throws IllegalArgumentException if {@code longestModelCall} is not positive
@@ -87,31 +96,16 @@ public final class AgentCalibration {
     if (longestModelCall.isNegative() || longestModelCall.isZero()) {
       throw new IllegalArgumentException("longestModelCall must be > 0, was " + longestModelCall);
     }
-    Optional<String> loop = Optional.of(loopName);
     List<Calibration.Violation> out = new ArrayList<>();
-    Duration visibility = config.visibilityTimeout();
-    LeaseExtenderConfig extender = config.leaseExtender();
-    String call = "longest_model_call=" + format(longestModelCall);
-    if (extender.enabled()) {
-      Duration lease = (extender.extension().compareTo(visibility) < 0 ? extender.extension() : visibility)
-          .minus(extender.interval());
-      if (longestModelCall.compareTo(lease) >= 0) {
-        Duration needed = longestModelCall.plus(extender.interval());
-        out.add(new Calibration.Violation(loop, MODEL_CALL_WITHIN_LEASE, call
-            + ", visibility_timeout=" + format(visibility)
-            + ", extension=" + format(extender.extension())
-            + ", interval=" + format(extender.interval())
-            + " (after a beat the lease is only sure to last " + format(lease) + ")"
-            + "; raise the lease extension and visibilityTimeout above " + format(needed)
-            + " (or lower the interval), or bound the model call (client timeout, retries)"));
+    MainLoopConfig declared = config.toBuilder().longestSilentCall(longestModelCall).build();
+    for (Calibration.Violation v : Calibration.checkLoop(loopName, declared, Optional.empty())) {
+      if (v.rule().equals(MODEL_CALL_WITHIN_LEASE) || v.rule().equals(MODEL_CALL_WITHIN_VISIBILITY)) {
+        out.add(v);
       }
-    } else if (longestModelCall.compareTo(visibility) >= 0) {
-      out.add(new Calibration.Violation(loop, MODEL_CALL_WITHIN_VISIBILITY, call
-          + ", visibility_timeout=" + format(visibility) + " (lease extender disabled)"
-          + "; enable the lease extender, or raise visibilityTimeout above the whole run"));
     }
     if (config.deadline().isPresent() && longestModelCall.compareTo(config.deadline().get()) >= 0) {
-      out.add(new Calibration.Violation(loop, MODEL_CALL_WITHIN_DEADLINE, call
+      out.add(new Calibration.Violation(Optional.of(loopName), MODEL_CALL_WITHIN_DEADLINE,
+          "longest_model_call=" + format(longestModelCall)
           + ", deadline=" + format(config.deadline().get())
           + "; a single model call cannot finish in time: raise the deadline"));
     }

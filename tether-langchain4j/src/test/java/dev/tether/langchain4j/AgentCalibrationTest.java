@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tether.LeaseExtenderConfig;
 import dev.tether.loop.Calibration;
+import dev.tether.loop.LoopGroup;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.MainLoopConfig;
 import dev.tether.mailbox.InMemoryMailbox;
@@ -34,7 +35,7 @@ class AgentCalibrationTest {
     assertThat(violations).singleElement().satisfies(v -> {
       assertThat(v.rule()).isEqualTo(AgentCalibration.MODEL_CALL_WITHIN_LEASE);
       assertThat(v.loop()).contains("agents");
-      assertThat(v.values()).contains("longest_model_call=45s", "extension=60s", "interval=30s",
+      assertThat(v.values()).contains("longest_silent_call=45s", "extension=60s", "interval=30s",
           "only sure to last 30s", "above 75s");
     });
   }
@@ -104,5 +105,32 @@ class AgentCalibrationTest {
     assertThatThrownBy(() -> AgentCalibration.check("agents", MainLoopConfig.defaults(), Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("longestModelCall");
+  }
+  @Test
+  void aLongestModelCallDeclaredOnTheLoopIsWarnedAboutWhenTheLoopGroupIsBuilt() {
+    // the normal setup path: declare the longest model call on the loop's configuration; the
+    // group's calibration (here in WARN mode) logs the violation when it is built
+    MainLoopConfig config = config(Duration.ofMinutes(10), Duration.ofSeconds(30), Duration.ofSeconds(60))
+        .toBuilder().longestSilentCall(Duration.ofSeconds(45)).build();
+    PrintStream original = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    try (InMemoryMailbox<String, String> mailbox = InMemoryMailbox.<String, String>builder("q").build()) {
+      MainLoop<String, String> loop = MainLoop.builder("agents", mailbox, (String t, dev.tether.loop.WorkContext c) -> t)
+          .config(config).build();
+      System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+      try {
+        LoopGroup.builder().loop(loop).noWatchdog().noHealthServer().handleSignals(false)
+            .calibration(Calibration.Mode.WARN).build();
+      } finally {
+        System.setErr(original);
+      }
+      assertThat(captured.toString(StandardCharsets.UTF_8))
+          .contains("WARN", "loop 'agents'", AgentCalibration.MODEL_CALL_WITHIN_LEASE,
+              "longest_silent_call=45s", "only sure to last 30s");
+      assertThat(AgentCalibration.check(loop, Duration.ofSeconds(45)))
+          .as("the same rule, checked on its own")
+          .extracting(Calibration.Violation::rule)
+          .containsExactly(AgentCalibration.MODEL_CALL_WITHIN_LEASE);
+    }
   }
 }

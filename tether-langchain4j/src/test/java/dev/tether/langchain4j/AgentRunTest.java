@@ -8,7 +8,6 @@ import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.memory.chat.MessageWindowChatMemory;
 import dev.langchain4j.service.AiServices;
 import dev.langchain4j.service.tool.ToolExecutor;
-import dev.tether.langchain4j.example.ScriptedChatModel;
 import dev.tether.loop.WorkStoppedException;
 import dev.tether.loop.WorkStoppedException.Reason;
 import java.nio.charset.StandardCharsets;

@@ -13,7 +13,7 @@ import dev.tether.loop.Handler;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.MainLoopConfig;
 import dev.tether.mailbox.DeadLetterPolicy;
-import dev.tether.mailbox.InMemoryMailbox;
+import dev.tether.mailbox.Mailbox;
 import dev.tether.mailbox.Message;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -21,7 +21,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** A queue of agent tasks on settable time: mailboxes, loops, tools, and what happened. */
+/**
+ * A queue of agent tasks on settable time (in memory, SQLite or PostgreSQL): mailboxes, loops,
+ * tools, and what happened.
+ */
 final class Harness implements AutoCloseable {
   /** The AI service of the tests. */
   interface Worker {
@@ -30,10 +33,9 @@ final class Harness implements AutoCloseable {
 
   final SettableClock clock = new SettableClock();
   final SettableTicker ticker = new SettableTicker();
-  final InMemoryMailbox<String, String> requests =
-      InMemoryMailbox.<String, String>builder("agent-tasks").clock(clock).build();
-  final InMemoryMailbox<String, String> replies =
-      InMemoryMailbox.<String, String>builder("agent-results").clock(clock).build();
+  final Queues queues;
+  final Mailbox<String, String> requests;
+  final Mailbox<String, String> replies;
 
   /** Visibility 10 s; a beat extends by 10 s at most once a second; no long poll. */
   MainLoopConfig config =
@@ -46,6 +48,18 @@ final class Harness implements AutoCloseable {
   final Map<ToolSpecification, ToolExecutor> tools = new LinkedHashMap<>();
   final List<String> toolsRun = new CopyOnWriteArrayList<>();
   final List<String> events = new CopyOnWriteArrayList<>();
+
+  /** Queues in memory. */
+  Harness() {
+    this(Queues.Kind.IN_MEMORY);
+  }
+
+  /** Queues on {@code kind}, on this harness's clock. */
+  Harness(Queues.Kind kind) {
+    queues = Queues.open(kind, clock);
+    requests = queues.requests();
+    replies = queues.replies();
+  }
 
   void advance(Duration d) {
     clock.advance(d);
@@ -131,7 +145,6 @@ final class Harness implements AutoCloseable {
 
   @Override
   public void close() {
-    requests.close();
-    replies.close();
+    queues.close();
   }
 }

@@ -16,7 +16,6 @@ import dev.langchain4j.model.chat.response.StreamingHandle;
 import dev.langchain4j.service.AiServices;
 import dev.langchain4j.service.TokenStream;
 import dev.langchain4j.service.tool.ToolExecutor;
-import dev.tether.langchain4j.example.ScriptedChatModel;
 import dev.tether.loop.WorkStoppedException;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.tether.LeaseExtender;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.WorkStoppedException;
-import dev.tether.langchain4j.example.ScriptedChatModel;
 import dev.tether.mailbox.Message;
 import java.time.Duration;
 import java.util.List;
@@ -19,11 +18,17 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Agent runs on a MainLoop: leases kept by tool beats, lost by hangs, runs stopped and resumed. */
-class DurableAgentTest {
-  private final Harness h = new Harness();
+/**
+ * Agent runs on a MainLoop over each backend (in memory, SQLite, PostgreSQL), with the scripted
+ * model and settable time: leases kept by tool beats, lost by hangs, runs stopped and resumed.
+ */
+abstract class DurableAgentCompatibilityTest {
+  private final Harness h = new Harness(kind());
   private final List<AgentRun> runs = new CopyOnWriteArrayList<>();
   private final ConcurrentHashMap<String, Set<String>> seenBy = new ConcurrentHashMap<>();
+
+  /** The backend of the queues. */
+  protected abstract Queues.Kind kind();
 
   @AfterEach
   void close() {

@@ -1,4 +1,4 @@
-package dev.tether.langchain4j.example;
+package dev.tether.langchain4j;
 
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.data.message.AiMessage;

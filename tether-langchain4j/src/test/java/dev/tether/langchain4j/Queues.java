@@ -1,0 +1,166 @@
+package dev.tether.langchain4j;
+
+import dev.tether.jdbc.JdbcMailbox;
+import dev.tether.jdbc.PostgresTestSchema;
+import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.TetherStoreConfig;
+import dev.tether.mailbox.InMemoryMailbox;
+import dev.tether.mailbox.Mailbox;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Comparator;
+import java.util.stream.Stream;
+
+/**
+ * The two queues of the agent tests (tasks and their results) on one backend: in memory, a SQLite
+ * file in a temp directory, or a fresh PostgreSQL schema on the tests' server ({@link
+ * dev.tether.jdbc.TestPostgres}: never mocked, never skipped). Time is the given clock's.
+ */
+abstract class Queues implements AutoCloseable {
+  /** Which backend. */
+  enum Kind {
+    IN_MEMORY,
+    SQLITE,
+    POSTGRES
+  }
+
+  abstract Mailbox<String, String> requests();
+
+  abstract Mailbox<String, String> replies();
+
+  /** The URL a child process opens, for the durable backends. */
+  abstract String url();
+
+  @Override
+  public abstract void close();
+
+  static Queues open(Kind kind, Clock clock) {
+    return switch (kind) {
+      case IN_MEMORY -> new InMemory(clock);
+      case SQLITE -> new Durable(new SqliteFile(), clock);
+      case POSTGRES -> new Durable(new PostgresSchema(), clock);
+    };
+  }
+
+  private static final class InMemory extends Queues {
+    private final InMemoryMailbox<String, String> requests;
+    private final InMemoryMailbox<String, String> replies;
+
+    InMemory(Clock clock) {
+      requests = InMemoryMailbox.<String, String>builder("agent-tasks").clock(clock).build();
+      replies = InMemoryMailbox.<String, String>builder("agent-results").clock(clock).build();
+    }
+
+    @Override
+    Mailbox<String, String> requests() {
+      return requests;
+    }
+
+    @Override
+    Mailbox<String, String> replies() {
+      return replies;
+    }
+
+    @Override
+    String url() {
+      throw new UnsupportedOperationException("an in-memory queue cannot be shared with a process");
+    }
+
+    @Override
+    public void close() {
+      requests.close();
+      replies.close();
+    }
+  }
+
+  /** A database for one test: where it is, and how to remove it. */
+  interface Database extends AutoCloseable {
+    String url();
+
+    @Override
+    void close();
+  }
+
+  /** A SQLite file in a fresh temp directory, deleted on close. */
+  static final class SqliteFile implements Database {
+    private final Path dir;
+
+    SqliteFile() {
+      try {
+        dir = Files.createTempDirectory("tether-agents-test");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    public String url() {
+      return dir.resolve("tether.db").toString();
+    }
+
+    @Override
+    public void close() {
+      try (Stream<Path> s = Files.walk(dir)) {
+        s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      } catch (IOException e) {
+        // temp files; nothing to do
+      }
+    }
+  }
+
+  /** A fresh PostgreSQL schema, dropped on close. */
+  static final class PostgresSchema implements Database {
+    private final PostgresTestSchema schema = new PostgresTestSchema("tether_agents_");
+
+    @Override
+    public String url() {
+      return schema.url();
+    }
+
+    @Override
+    public void close() {
+      schema.close();
+    }
+  }
+
+  private static final class Durable extends Queues {
+    private final Database db;
+    private final TetherStore store;
+    private final JdbcMailbox<String, String> requests;
+    private final JdbcMailbox<String, String> replies;
+
+    Durable(Database db, Clock clock) {
+      this.db = db;
+      this.store = TetherStore.open(db.url(),
+          TetherStoreConfig.builder().clock(clock).maximumPoolSize(6).build());
+      requests = JdbcMailbox.ofStrings(store, "agent-tasks");
+      replies = JdbcMailbox.ofStrings(store, "agent-results");
+    }
+
+    @Override
+    Mailbox<String, String> requests() {
+      return requests;
+    }
+
+    @Override
+    Mailbox<String, String> replies() {
+      return replies;
+    }
+
+    @Override
+    String url() {
+      return db.url();
+    }
+
+    @Override
+    public void close() {
+      requests.close();
+      replies.close();
+      store.close();
+      db.close();
+    }
+  }
+}
