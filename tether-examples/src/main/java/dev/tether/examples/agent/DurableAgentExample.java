@@ -13,6 +13,7 @@ import dev.tether.jdbc.JdbcMailbox;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.langchain4j.AgentListener;
 import dev.tether.langchain4j.AgentRun;
+import dev.tether.langchain4j.ScriptedChatModel;
 import dev.tether.langchain4j.TetherAgents;
 import dev.tether.loop.Handler;
 import dev.tether.loop.LoopGroup;
@@ -55,7 +56,9 @@ import java.util.stream.Stream;
  * answer is acknowledged once.
  *
  * <p>The model is {@link ScriptedChatModel}: it asks for the tools in the order written below and
- * reads from each request how far the conversation is, as a real model reads the history.
+ * reads from each request how far the conversation is, as a real model reads the history. It is
+ * the test double of tether-langchain4j's own tests, published in that module's test jar
+ * ({@code tether-langchain4j/src/test/java/dev/tether/langchain4j/ScriptedChatModel.java}).
  *
  * <p>Run (about ten seconds): {@code mvn -q -pl tether-examples -am test-compile exec:java@agent}
  */
