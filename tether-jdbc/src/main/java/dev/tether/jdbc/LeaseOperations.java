@@ -47,20 +47,17 @@ final class LeaseOperations {
   /** Renews a lease to {@code max(current expiry, now + duration)}; returns the new expiry. */
   Instant renew(Connection c, long id, long token, Instant now, Duration duration) throws SQLException {
     Instant target = now.plus(duration);
-    try (PreparedStatement ps = c.prepareStatement(
+    updateHeld(c,
         "UPDATE tether_work_items SET lease_expires_at = CASE WHEN lease_expires_at > ? THEN"
             + " lease_expires_at ELSE ? END, heartbeat_at = ?, updated_at = ?"
-            + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
-      engine.setInstant(ps, 1, target);
-      engine.setInstant(ps, 2, target);
-      engine.setInstant(ps, 3, now);
-      engine.setInstant(ps, 4, now);
-      ps.setLong(5, id);
-      ps.setLong(6, token);
-      if (ps.executeUpdate() != 1) {
-        throw diagnosis.diagnose(c, id, token, "renew");
-      }
-    }
+            + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'",
+        id, token, "renew", ps -> {
+          engine.setInstant(ps, 1, target);
+          engine.setInstant(ps, 2, target);
+          engine.setInstant(ps, 3, now);
+          engine.setInstant(ps, 4, now);
+          return 4;
+        });
     try (PreparedStatement ps = c.prepareStatement("SELECT lease_expires_at FROM tether_work_items WHERE id = ?")) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
@@ -72,29 +69,22 @@ final class LeaseOperations {
 
   /** Completes a held item with its output. */
   void complete(Connection c, long id, long token, byte[] output, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+    updateHeld(c, COMPLETE, id, token, "complete", ps -> {
       engine.setBytes(ps, 1, output);
       engine.setInstant(ps, 2, now);
       engine.setInstant(ps, 3, now);
-      ps.setLong(4, id);
-      ps.setLong(5, token);
-      if (ps.executeUpdate() != 1) {
-        throw diagnosis.diagnose(c, id, token, "complete");
-      }
-    }
+      return 3;
+    });
   }
 
   /** Checks that the lease is held (and records the activity) before a reply is written. */
   void touchHeld(Connection c, long id, long token, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "UPDATE tether_work_items SET updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
-      engine.setInstant(ps, 1, now);
-      ps.setLong(2, id);
-      ps.setLong(3, token);
-      if (ps.executeUpdate() != 1) {
-        throw diagnosis.diagnose(c, id, token, "reply");
-      }
-    }
+    updateHeld(c,
+        "UPDATE tether_work_items SET updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'",
+        id, token, "reply", ps -> {
+          engine.setInstant(ps, 1, now);
+          return 1;
+        });
   }
 
   /**
@@ -161,19 +151,16 @@ final class LeaseOperations {
    * also counts as its heartbeat.
    */
   void checkpoint(Connection c, long id, long token, byte[] progress, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
+    updateHeld(c,
         "UPDATE tether_work_items SET progress = ?, progress_at = ?, progress_delivery = delivery_count,"
-            + " heartbeat_at = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
-      engine.setBytes(ps, 1, progress);
-      engine.setInstant(ps, 2, now);
-      engine.setInstant(ps, 3, now);
-      engine.setInstant(ps, 4, now);
-      ps.setLong(5, id);
-      ps.setLong(6, token);
-      if (ps.executeUpdate() != 1) {
-        throw diagnosis.diagnose(c, id, token, "checkpoint");
-      }
-    }
+            + " heartbeat_at = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'",
+        id, token, "checkpoint", ps -> {
+          engine.setBytes(ps, 1, progress);
+          engine.setInstant(ps, 2, now);
+          engine.setInstant(ps, 3, now);
+          engine.setInstant(ps, 4, now);
+          return 4;
+        });
   }
 
   /**
@@ -227,35 +214,53 @@ final class LeaseOperations {
   /** Makes a held item pending again at {@code availableAt}, refunding its attempt if asked. */
   private void requeue(Connection c, Held h, Instant availableAt, String error, Instant now,
       boolean refund) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
+    updateHeld(c,
         "UPDATE tether_work_items SET status = 'pending', lease_holder = NULL, lease_token = NULL,"
             + " lease_expires_at = NULL, available_at = ?, error_message = COALESCE(?, error_message),"
             + " updated_at = ?, scheduled = ?, attempts = attempts - ?"
-            + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
-      engine.setInstant(ps, 1, availableAt);
-      ps.setString(2, error);
-      engine.setInstant(ps, 3, now);
-      ps.setBoolean(4, availableAt.isAfter(now));
-      ps.setInt(5, refund ? 1 : 0);
-      ps.setLong(6, h.id());
-      ps.setLong(7, h.token());
-      if (ps.executeUpdate() != 1) {
-        throw diagnosis.diagnose(c, h.id(), h.token(), "requeue");
-      }
-    }
+            + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'",
+        h.id(), h.token(), "requeue", ps -> {
+          engine.setInstant(ps, 1, availableAt);
+          ps.setString(2, error);
+          engine.setInstant(ps, 3, now);
+          ps.setBoolean(4, availableAt.isAfter(now));
+          ps.setInt(5, refund ? 1 : 0);
+          return 5;
+        });
   }
 
   private void markFailed(Connection c, Held h, String error, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
+    updateHeld(c,
         "UPDATE tether_work_items SET status = 'failed', lease_expires_at = NULL, error_message = ?,"
-            + " completed_at = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'")) {
-      ps.setString(1, error);
-      engine.setInstant(ps, 2, now);
-      engine.setInstant(ps, 3, now);
-      ps.setLong(4, h.id());
-      ps.setLong(5, h.token());
+            + " completed_at = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'",
+        h.id(), h.token(), "fail", ps -> {
+          ps.setString(1, error);
+          engine.setInstant(ps, 2, now);
+          engine.setInstant(ps, 3, now);
+          return 3;
+        });
+  }
+
+  /** Binds an update's own parameters, from index 1; returns how many it bound. */
+  @FunctionalInterface
+  private interface Binder {
+    int bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /**
+   * Runs an update fenced on the lease, whose text ends in {@code WHERE id = ? AND lease_token = ?
+   * AND status = 'in_progress'}: binds its own parameters, then the id and the token; when it
+   * matched no row (and so changed nothing), throws what {@link LeaseDiagnosis} says of {@code
+   * operation}.
+   */
+  private void updateHeld(Connection c, String sql, long id, long token, String operation, Binder binder)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      int next = binder.bind(ps) + 1;
+      ps.setLong(next, id);
+      ps.setLong(next + 1, token);
       if (ps.executeUpdate() != 1) {
-        throw diagnosis.diagnose(c, h.id(), h.token(), "fail");
+        throw diagnosis.diagnose(c, id, token, operation);
       }
     }
   }
