@@ -9,12 +9,17 @@ import java.util.stream.Stream;
 
 /**
  * A fresh, isolated database for one test: a temp SQLite file, or a new PostgreSQL schema
- * (dropped on close) on the server {@link TestPostgres} chose for the tests.
+ * (dropped on close) on the server {@link TestPostgres} chose for the tests. Shared with other
+ * modules' tests through this module's test-jar.
  */
-abstract class TestDatabase implements AutoCloseable {
+public abstract class TestDatabase implements AutoCloseable {
 
-  /** The URL (or path) a store or a child process opens. */
-  abstract String url();
+  /**
+   * The URL (or path) a store or a child process opens.
+   *
+   * @return the URL or path
+   */
+  public abstract String url();
 
   /** Opens a store on this database. */
   TetherStore open(TetherStoreConfig config) {
@@ -24,11 +29,21 @@ abstract class TestDatabase implements AutoCloseable {
   @Override
   public abstract void close();
 
-  static TestDatabase sqlite() {
+  /**
+   * A SQLite file in a fresh temp directory, deleted on close.
+   *
+   * @return the database
+   */
+  public static TestDatabase sqlite() {
     return new Sqlite();
   }
 
-  static TestDatabase postgres() {
+  /**
+   * A fresh PostgreSQL schema, dropped on close; fails (never skips) when no server can be used.
+   *
+   * @return the database
+   */
+  public static TestDatabase postgres() {
     return new Postgres();
   }
 
@@ -44,7 +59,7 @@ abstract class TestDatabase implements AutoCloseable {
     }
 
     @Override
-    String url() {
+    public String url() {
       return dir.resolve("tether.db").toString();
     }
 
@@ -62,7 +77,7 @@ abstract class TestDatabase implements AutoCloseable {
     private final PostgresTestSchema schema = new PostgresTestSchema("tether_t_");
 
     @Override
-    String url() {
+    public String url() {
       return schema.url();
     }
 

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.tether.LeaseExtenderConfig;
 import dev.tether.jdbc.JdbcMailbox;
+import dev.tether.jdbc.TestDatabase;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.MainLoopConfig;
@@ -37,13 +38,13 @@ abstract class KillNineCompatibilityTest {
       .waitTime(Duration.ofMillis(500))
       .build();
 
-  private Queues.Database db;
+  private TestDatabase db;
   private Path dir;
   private Process child;
   private TetherStore store;
 
   /** This engine's fresh database. */
-  protected abstract Queues.Database newDatabase();
+  protected abstract TestDatabase newDatabase();
 
   @BeforeEach
   void open() throws IOException {

@@ -1,23 +1,17 @@
 package dev.tether.langchain4j;
 
 import dev.tether.jdbc.JdbcMailbox;
-import dev.tether.jdbc.PostgresTestSchema;
+import dev.tether.jdbc.TestDatabase;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.TetherStoreConfig;
 import dev.tether.mailbox.InMemoryMailbox;
 import dev.tether.mailbox.Mailbox;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Clock;
-import java.util.Comparator;
-import java.util.stream.Stream;
 
 /**
  * The two queues of the agent tests (tasks and their results) on one backend: in memory, a SQLite
  * file in a temp directory, or a fresh PostgreSQL schema on the tests' server ({@link
- * dev.tether.jdbc.TestPostgres}: never mocked, never skipped). Time is the given clock's.
+ * TestDatabase}: never mocked, never skipped). Time is the given clock's.
  */
 abstract class Queues implements AutoCloseable {
   /** Which backend. */
@@ -40,8 +34,8 @@ abstract class Queues implements AutoCloseable {
   static Queues open(Kind kind, Clock clock) {
     return switch (kind) {
       case IN_MEMORY -> new InMemory(clock);
-      case SQLITE -> new Durable(new SqliteFile(), clock);
-      case POSTGRES -> new Durable(new PostgresSchema(), clock);
+      case SQLITE -> new Durable(TestDatabase.sqlite(), clock);
+      case POSTGRES -> new Durable(TestDatabase.postgres(), clock);
     };
   }
 
@@ -76,63 +70,13 @@ abstract class Queues implements AutoCloseable {
     }
   }
 
-  /** A database for one test: where it is, and how to remove it. */
-  interface Database extends AutoCloseable {
-    String url();
-
-    @Override
-    void close();
-  }
-
-  /** A SQLite file in a fresh temp directory, deleted on close. */
-  static final class SqliteFile implements Database {
-    private final Path dir;
-
-    SqliteFile() {
-      try {
-        dir = Files.createTempDirectory("tether-agents-test");
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-
-    @Override
-    public String url() {
-      return dir.resolve("tether.db").toString();
-    }
-
-    @Override
-    public void close() {
-      try (Stream<Path> s = Files.walk(dir)) {
-        s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      } catch (IOException e) {
-        // temp files; nothing to do
-      }
-    }
-  }
-
-  /** A fresh PostgreSQL schema, dropped on close. */
-  static final class PostgresSchema implements Database {
-    private final PostgresTestSchema schema = new PostgresTestSchema("tether_agents_");
-
-    @Override
-    public String url() {
-      return schema.url();
-    }
-
-    @Override
-    public void close() {
-      schema.close();
-    }
-  }
-
   private static final class Durable extends Queues {
-    private final Database db;
+    private final TestDatabase db;
     private final TetherStore store;
     private final JdbcMailbox<String, String> requests;
     private final JdbcMailbox<String, String> replies;
 
-    Durable(Database db, Clock clock) {
+    Durable(TestDatabase db, Clock clock) {
       this.db = db;
       this.store = TetherStore.open(db.url(),
           TetherStoreConfig.builder().clock(clock).maximumPoolSize(6).build());

@@ -1,9 +1,11 @@
 package dev.tether.langchain4j;
 
+import dev.tether.jdbc.TestDatabase;
+
 /** The kill -9 test on a SQLite file shared by the child and the parent. */
 class SqliteKillNineTest extends KillNineCompatibilityTest {
   @Override
-  protected Queues.Database newDatabase() {
-    return new Queues.SqliteFile();
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
   }
 }
