@@ -118,6 +118,18 @@ class StreamingAgentTest {
     }).build();
   }
 
+  /** What a streaming run on {@code model} failed with (the handler's own exception), or null. */
+  private Throwable failureOf(TetherAgents agents, StreamingScript model) {
+    try {
+      runStreaming(agents, worker(agents, model));
+      return null;
+    } catch (ExecutionException e) {
+      return e.getCause();
+    } catch (Exception e) {
+      return e;
+    }
+  }
+
   private String runStreaming(TetherAgents agents, StreamingWorker worker) throws Exception {
     try (AgentRun run = agents.bind(d.context)) {
       CompletableFuture<ChatResponse> done = new CompletableFuture<>();
@@ -157,14 +169,7 @@ class StreamingAgentTest {
     });
     TetherAgents agents = agents();
 
-    Throwable failure = null;
-    try {
-      runStreaming(agents, worker(agents, model));
-    } catch (ExecutionException e) {
-      failure = e.getCause();
-    } catch (Exception e) {
-      failure = e;
-    }
+    Throwable failure = failureOf(agents, model);
 
     assertThat(failure).isInstanceOf(WorkStoppedException.class);
     assertThat(((WorkStoppedException) failure).reason())
@@ -179,14 +184,7 @@ class StreamingAgentTest {
     TetherAgents agents = agents();
     d.attachment.markCancelled();
 
-    Throwable failure = null;
-    try {
-      runStreaming(agents, worker(agents, model));
-    } catch (ExecutionException e) {
-      failure = e.getCause();
-    } catch (Exception e) {
-      failure = e;
-    }
+    Throwable failure = failureOf(agents, model);
 
     assertThat(failure).isInstanceOf(WorkStoppedException.class);
     assertThat(((WorkStoppedException) failure).reason())
