@@ -78,6 +78,11 @@ final class Harness implements AutoCloseable {
 
   /** An AI service on {@code model} with these tools and the item's checkpoint as memory. */
   Worker worker(TetherAgents agents, ChatModel model) {
+    return worker(agents, model, tools);
+  }
+
+  /** An AI service on {@code model} with {@code tools} and the item's checkpoint as memory. */
+  static Worker worker(TetherAgents agents, ChatModel model, Map<ToolSpecification, ToolExecutor> tools) {
     return agents.attach(AiServices.builder(Worker.class), model)
         .tools(tools)
         .chatMemory(MessageWindowChatMemory.builder()

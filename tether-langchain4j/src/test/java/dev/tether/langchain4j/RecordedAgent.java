@@ -1,10 +1,8 @@
 package dev.tether.langchain4j;
 
 import dev.langchain4j.agent.tool.ToolSpecification;
-import dev.langchain4j.memory.chat.MessageWindowChatMemory;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
-import dev.langchain4j.service.AiServices;
 import dev.langchain4j.service.tool.ToolExecution;
 import dev.langchain4j.service.tool.ToolExecutor;
 import dev.tether.loop.Handler;
@@ -74,13 +72,7 @@ final class RecordedAgent {
       tools.put(ToolSpecification.builder().name(t).description("tool " + t).build(),
           (request, memoryId) -> t + " ok");
     }
-    worker = agents.attach(AiServices.builder(Harness.Worker.class), model)
-        .tools(tools)
-        .chatMemory(MessageWindowChatMemory.builder()
-            .maxMessages(1000)
-            .chatMemoryStore(agents.memoryStore())
-            .build())
-        .build();
+    worker = Harness.worker(agents, model, tools);
   }
 
   /** The step a response answers: the tool it asks for, or the last step for the answer. */
