@@ -147,7 +147,9 @@ public interface Message<T, R> {
    * becomes stale.
    *
    * @throws ReceiptHandleExpiredException if the handle is stale
+   * @throws MessageCancelledException if the message was cancelled
    * @throws MessageFinalizedException if this delivery already finalized it
+   * @throws MailboxConnectionException if the store cannot be reached
    */
   void handBack();
 
@@ -173,8 +175,10 @@ public interface Message<T, R> {
    * @param reason why the attempt failed, for operators (kept with the message), or null
    * @return whether the message will be retried or was dead-lettered
    * @throws ReceiptHandleExpiredException if the handle is stale
+   * @throws MessageCancelledException if the message was cancelled
    * @throws MessageFinalizedException if this delivery already finalized it
    * @throws InvalidParameterException if the timeout is out of range
+   * @throws MailboxConnectionException if the store cannot be reached
    */
   NackOutcome nack(Duration visibilityTimeout, String reason);
 
