@@ -13,7 +13,7 @@ import java.time.Clock;
  * file in a temp directory, or a fresh PostgreSQL schema on the tests' server ({@link
  * TestDatabase}: never mocked, never skipped). Time is the given clock's.
  */
-abstract class Queues implements AutoCloseable {
+final class Queues implements AutoCloseable {
   /** Which backend. */
   enum Kind {
     IN_MEMORY,
@@ -21,89 +21,61 @@ abstract class Queues implements AutoCloseable {
     POSTGRES
   }
 
-  abstract Mailbox<String, String> requests();
+  private final Mailbox<String, String> requests;
+  private final Mailbox<String, String> replies;
+  /** The durable backends' store and database; null in memory. */
+  private final TetherStore store;
+  private final TestDatabase db;
 
-  abstract Mailbox<String, String> replies();
-
-  /** The URL a child process opens, for the durable backends. */
-  abstract String url();
-
-  @Override
-  public abstract void close();
+  private Queues(Mailbox<String, String> requests, Mailbox<String, String> replies, TetherStore store,
+      TestDatabase db) {
+    this.requests = requests;
+    this.replies = replies;
+    this.store = store;
+    this.db = db;
+  }
 
   static Queues open(Kind kind, Clock clock) {
     return switch (kind) {
-      case IN_MEMORY -> new InMemory(clock);
-      case SQLITE -> new Durable(TestDatabase.sqlite(), clock);
-      case POSTGRES -> new Durable(TestDatabase.postgres(), clock);
+      case IN_MEMORY -> new Queues(
+          InMemoryMailbox.<String, String>builder("agent-tasks").clock(clock).build(),
+          InMemoryMailbox.<String, String>builder("agent-results").clock(clock).build(), null, null);
+      case SQLITE -> durable(TestDatabase.sqlite(), clock);
+      case POSTGRES -> durable(TestDatabase.postgres(), clock);
     };
   }
 
-  private static final class InMemory extends Queues {
-    private final InMemoryMailbox<String, String> requests;
-    private final InMemoryMailbox<String, String> replies;
-
-    InMemory(Clock clock) {
-      requests = InMemoryMailbox.<String, String>builder("agent-tasks").clock(clock).build();
-      replies = InMemoryMailbox.<String, String>builder("agent-results").clock(clock).build();
-    }
-
-    @Override
-    Mailbox<String, String> requests() {
-      return requests;
-    }
-
-    @Override
-    Mailbox<String, String> replies() {
-      return replies;
-    }
-
-    @Override
-    String url() {
-      throw new UnsupportedOperationException("an in-memory queue cannot be shared with a process");
-    }
-
-    @Override
-    public void close() {
-      requests.close();
-      replies.close();
-    }
+  private static Queues durable(TestDatabase db, Clock clock) {
+    TetherStore store = TetherStore.open(db.url(),
+        TetherStoreConfig.builder().clock(clock).maximumPoolSize(6).build());
+    return new Queues(JdbcMailbox.ofStrings(store, "agent-tasks"),
+        JdbcMailbox.ofStrings(store, "agent-results"), store, db);
   }
 
-  private static final class Durable extends Queues {
-    private final TestDatabase db;
-    private final TetherStore store;
-    private final JdbcMailbox<String, String> requests;
-    private final JdbcMailbox<String, String> replies;
+  Mailbox<String, String> requests() {
+    return requests;
+  }
 
-    Durable(TestDatabase db, Clock clock) {
-      this.db = db;
-      this.store = TetherStore.open(db.url(),
-          TetherStoreConfig.builder().clock(clock).maximumPoolSize(6).build());
-      requests = JdbcMailbox.ofStrings(store, "agent-tasks");
-      replies = JdbcMailbox.ofStrings(store, "agent-results");
+  Mailbox<String, String> replies() {
+    return replies;
+  }
+
+  /** The URL a child process opens, for the durable backends. */
+  String url() {
+    if (db == null) {
+      throw new UnsupportedOperationException("an in-memory queue cannot be shared with a process");
     }
+    return db.url();
+  }
 
-    @Override
-    Mailbox<String, String> requests() {
-      return requests;
-    }
-
-    @Override
-    Mailbox<String, String> replies() {
-      return replies;
-    }
-
-    @Override
-    String url() {
-      return db.url();
-    }
-
-    @Override
-    public void close() {
-      requests.close();
-      replies.close();
+  @Override
+  public void close() {
+    requests.close();
+    replies.close();
+    if (store != null) {
       store.close();
+    }
+    if (db != null) {
       db.close();
     }
   }
