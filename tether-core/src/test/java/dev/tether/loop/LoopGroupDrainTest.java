@@ -88,7 +88,7 @@ class LoopGroupDrainTest {
   /** A short long-poll, so an idle loop notices a drain quickly even without the wake-up. */
   private static MainLoopConfig.Builder config() {
     return MainLoopConfig.builder()
-        .visibilityTimeout(Duration.ofSeconds(10))
+        .visibilityTimeout(Duration.ofSeconds(20))
         .leaseExtender(LeaseExtenderConfig.of(Duration.ofSeconds(1), Duration.ofSeconds(10)))
         .waitTime(Duration.ofMillis(200));
   }
@@ -136,14 +136,15 @@ class LoopGroupDrainTest {
     assertThat(status(group, "/health/ready")).as("readiness fails as the drain starts").isEqualTo(503);
     assertThat(status(group, "/health/live")).as("liveness holds during the drain").isEqualTo(200);
     // three visibility timeouts pass on the mailbox's clock while the handler beats
-    for (int i = 1; i <= 15; i++) {
+    for (int i = 1; i <= 30; i++) {
       clock.advance(Duration.ofSeconds(2));
       ticker.advance(Duration.ofSeconds(2));
       int target = i;
       await().atMost(Duration.ofSeconds(10)).until(() -> extensions.get() >= target);
     }
     assertThat(requests.receive(1, Duration.ofSeconds(10), Duration.ZERO))
-        .as("the lease was kept: nobody else can take the message").isEmpty();
+        .as("the lease was kept for 60 s (visibility 20 s): nobody else can take the message")
+        .isEmpty();
     assertThat(run).isNotDone();
 
     release.countDown();
