@@ -30,9 +30,12 @@ import org.junit.jupiter.api.io.TempDir;
 class DrainIT {
   @TempDir Path dir;
 
-  /** Lease 3 s, extended by 2 s at most every 500 ms: a drain longer than 3 s needs extensions. */
+  /**
+   * Lease 8 s, extended by 5 s at most every 500 ms (room for slow round trips on a loaded
+   * machine); a drain keeps the lease only through extensions, which the tests watch.
+   */
   private static final String[] FAST = {
-    "--visibility", "3s", "--extend-every", "500ms", "--extension", "2s", "--kill-grace", "1s",
+    "--visibility", "8s", "--extend-every", "500ms", "--extension", "5s", "--kill-grace", "1s",
     "--sweep-every", "1s"
   };
 
@@ -42,6 +45,12 @@ class DrainIT {
     System.arraycopy(FAST, 0, a, 1, FAST.length);
     System.arraycopy(extra, 0, a, 1 + FAST.length, extra.length);
     return a;
+  }
+
+  /** The item's lease expiry (epoch ms), or -1 while the store is locked or without a lease. */
+  private static long expiry(JarRunner t, long id) throws java.sql.SQLException {
+    String v = t.column(id, "lease_expires_at");
+    return v == null ? -1 : Long.parseLong(v);
   }
 
   private static long id(String out) {
@@ -83,10 +92,13 @@ class DrainIT {
 
     await().atMost(Duration.ofSeconds(10)).until(() -> get(port, "/health/ready") == 503);
     assertThat(get(port, "/health/live")).isEqualTo(200);
-    // longer than the 3 s lease: the drain keeps extending it, and takes nothing new
+    long expiryAtSigterm = await().atMost(Duration.ofSeconds(10)).until(() -> expiry(t, id), e -> e > 0);
+    // the drain keeps extending the lease, and takes nothing new
     await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6))
         .until(() -> w.process.isAlive() && "in_progress".equals(t.status(id))
             && t.deliveries(id) == 1 && "pending".equals(t.status(queued)));
+    await().atMost(Duration.ofSeconds(10)).until(
+        () -> expiry(t, id) >= expiryAtSigterm + 3000);
 
     Files.writeString(go, "go");
 
