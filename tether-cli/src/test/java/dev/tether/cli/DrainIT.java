@@ -135,6 +135,7 @@ class DrainIT {
     long tookMs = (System.nanoTime() - t0) / 1_000_000;
 
     assertThat(code).as(w.err()).isZero();
+    System.out.printf("drain 2 s: the worker exited %d ms after SIGTERM%n", tookMs);
     assertThat(tookMs).as("the drain lasted its 2 s").isGreaterThanOrEqualTo(2000);
     assertThat(tookMs).as("and the hand-back followed it within --kill-grace + 5 s").isLessThan(2000 + 6000 + 3000);
     assertThat(t.status(id)).isEqualTo("pending");

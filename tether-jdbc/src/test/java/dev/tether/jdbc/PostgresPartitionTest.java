@@ -99,6 +99,8 @@ class PostgresPartitionTest {
     assertThat(second.id()).isEqualTo(id);
     assertThat(second.deliveryCount()).isEqualTo(2);
     assertThat(lostAt).as("the partitioned holder knew before the takeover").isLessThan(takenAt);
+    System.out.printf("partition: the cut-off holder presumed its lease lost %d ms before another"
+        + " holder received the item%n", (takenAt - lostAt) / 1_000_000);
     assertThat(second.lastCheckpoint()).map(x -> new String(x, StandardCharsets.UTF_8))
         .as("the checkpoint taken before the partition is handed over").contains("step-1");
 
