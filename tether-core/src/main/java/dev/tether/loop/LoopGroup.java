@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * LoopGroup group = LoopGroup.builder()
  *     .loop(mainLoop)
  *     .healthPort(8080)
+ *     .drainTimeout(Duration.ofSeconds(60))     // on SIGTERM, running work has 60 s to finish
+ *     .shutdownTimeout(Duration.ofSeconds(75))  // and the whole shutdown 75 s
  *     .build();          // checks the timeouts (see Calibration)
- * group.run();           // blocks until every loop has ended; SIGTERM stops it
+ * group.run();           // blocks until every loop has ended; SIGTERM drains, then stops it
  * }</pre>
  *
  * <h2>Running</h2>
@@ -429,8 +431,9 @@ public final class LoopGroup {
   }
 
   /**
-   * Asks every loop to stop, then waits for the group to end within {@code timeout}. Loops still
-   * running then are logged by name and their threads interrupted.
+   * Requests the shutdown as {@link #shutdown()} (a drain first, when a drain timeout is set), then
+   * waits for the group to end within {@code timeout}. Loops still running then are logged by name
+   * and their threads interrupted.
    *
    * @param timeout the longest wait, shared by all loops
    * @return true if the group ended within the timeout

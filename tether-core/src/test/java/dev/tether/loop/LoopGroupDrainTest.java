@@ -288,9 +288,9 @@ class LoopGroupDrainTest {
           return "done";
         })
         .config(config().build()).build();
-    Duration threshold = Duration.ofMillis(600);
+    Duration threshold = Duration.ofSeconds(2); // the busy loop beats every 20 ms: far below it
     LoopGroup group = builder().loop(idle).loop(busy)
-        .watchdogThreshold(threshold).watchdogInterval(Duration.ofMillis(100))
+        .watchdogThreshold(threshold).watchdogInterval(Duration.ofMillis(200))
         .calibration(Calibration.Mode.OFF)
         .drainTimeout(Duration.ofSeconds(30)).shutdownTimeout(Duration.ofSeconds(40)).build();
     CompletableFuture<Void> run = runInBackground(group);
@@ -299,7 +299,7 @@ class LoopGroupDrainTest {
     group.shutdown();
     await().atMost(Duration.ofSeconds(10)).until(() -> !idle.isRunning());
     // the idle loop's heartbeat grows older than the threshold while the busy one drains
-    await().during(threshold.multipliedBy(3)).atMost(threshold.multipliedBy(5))
+    await().during(threshold.multipliedBy(2).plusMillis(500)).atMost(threshold.multipliedBy(5))
         .until(terminations::isEmpty);
     assertThat(idle.heartbeat().elapsed()).isGreaterThan(threshold);
 
