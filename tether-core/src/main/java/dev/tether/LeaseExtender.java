@@ -351,6 +351,25 @@ public final class LeaseExtender {
     }
 
     /**
+     * Returns how long the lease surely still holds by this process's monotonic clock: the
+     * {@linkplain #leaseHeldUntil bound} minus now, so a caller that needs time to stop its work
+     * (to kill a process tree, say) can start before the lease may run out. Cheap: one ticker
+     * reading.
+     *
+     * @return the time left (zero or negative once the bound passed, or the lease is known lost),
+     *     or empty when no bound was set
+     */
+    public java.util.Optional<Duration> leaseSurelyHeldFor() {
+      if (!heldUntilKnown) {
+        return java.util.Optional.empty();
+      }
+      if (leaseLost) {
+        return java.util.Optional.of(Duration.ZERO);
+      }
+      return java.util.Optional.of(Duration.ofNanos(heldUntil - ticker.read()));
+    }
+
+    /**
      * Returns whether the message was found cancelled (an extension was refused with {@link
      * MessageCancelledException}, or someone {@linkplain #markCancelled() marked} it).
      *

@@ -26,8 +26,10 @@ import picocli.CommandLine.Option;
           + " output is a beat that extends the lease; a silent command loses its lease and is"
           + " killed and redelivered. Exit 0 completes an item; anything else fails it, with"
           + " retries per its --max-attempts.",
-      "SIGTERM or Ctrl-C kills running commands and hands their items back at once; the exit"
-          + " status is then 0, or 3 if the shutdown did not finish within --kill-grace + 5s."
+      "SIGTERM or Ctrl-C stops receiving; running commands go on (their leases still extended)"
+          + " for up to --drain-timeout, then are killed and their items handed back, not charged;"
+          + " a second SIGTERM or Ctrl-C ends the drain at once. The exit status is then 0, or 3 if"
+          + " the shutdown did not finish within --drain-timeout + --kill-grace + 5s."
     })
 final class WorkerCommand implements Callable<Integer> {
   @Mixin StoreOptions store;
@@ -54,6 +56,11 @@ final class WorkerCommand implements Callable<Integer> {
       description = "Time between SIGTERM and SIGKILL for a command that must stop (default: ${DEFAULT-VALUE}).")
   Duration killGrace;
 
+  @Option(names = "--drain-timeout", defaultValue = "0s", paramLabel = "DURATION",
+      description = "After SIGTERM, how long running commands may go on before they are killed and"
+          + " handed back (default: ${DEFAULT-VALUE}: at once).")
+  Duration drainTimeout;
+
   @Option(names = "--sweep-every", defaultValue = "30s", paramLabel = "DURATION",
       description = "Interval of the recovery sweep (default: ${DEFAULT-VALUE}).")
   Duration sweepEvery;
@@ -72,9 +79,10 @@ final class WorkerCommand implements Callable<Integer> {
   Duration watchdog;
 
   /**
-   * The longest wait for a stopping worker, past {@code --kill-grace}: the group gives up on the
-   * loops still running at its own shutdown timeout, {@code --kill-grace} + 5 s (set by {@link
-   * Worker#start}); 2 s more bound the end of the sweep. Loops still running then make the exit
+   * The longest wait for a stopping worker, past {@code --drain-timeout} + {@code --kill-grace}:
+   * the group gives up on the loops still running at its own shutdown timeout, {@code
+   * --drain-timeout} + {@code --kill-grace} + 5 s (set by {@link Worker#start}); 2 s more bound the
+   * end of the sweep. Loops still running then make the exit
    * status {@link TetherCli#EXIT_STOP_TIMEOUT}.
    */
   static final Duration SHUTDOWN_MARGIN = Duration.ofSeconds(7);
@@ -90,7 +98,8 @@ final class WorkerCommand implements Callable<Integer> {
     }
     Worker.Config config =
         new Worker.Config(queue, concurrency, visibility, extendEvery, extension, killGrace,
-            dev.tether.cli.internal.ProcessRunner.DEFAULT_TAIL_BYTES, sweepEvery, watchdog);
+            dev.tether.cli.internal.ProcessRunner.DEFAULT_TAIL_BYTES, sweepEvery, watchdog,
+            drainTimeout);
     Stores.checkWritable(store.location());
     // SIGTERM/SIGINT stop the worker on this thread, which then returns the exit status; the
     // group's own JVM hook (handleSignals) stays as the fallback for what this cannot handle
@@ -102,6 +111,7 @@ final class WorkerCommand implements Callable<Integer> {
           healthPort == null
               ? null
               : new Worker.Health(host, healthPort, new Dashboard(s, token, worker, metrics).routes());
+      signals.onRepeat(worker::stopNow); // a second SIGTERM/SIGINT ends the drain at once
       worker.start(health, true);
       out.println("worker " + worker.workerId() + " on queue '" + queue + "' with " + concurrency
           + " loops (store " + store.display() + ")");
@@ -133,7 +143,7 @@ final class WorkerCommand implements Callable<Integer> {
       }
       // the group reports itself ended even when it gave up on loops at its deadline: count them
       long start = System.nanoTime();
-      boolean ended = worker.stop(killGrace.plus(SHUTDOWN_MARGIN));
+      boolean ended = worker.stop(drainTimeout.plus(killGrace).plus(SHUTDOWN_MARGIN));
       long stuck = worker.loops().stream().filter(MainLoop::isRunning).count();
       if (!ended || stuck > 0) {
         spec.commandLine().getErr().println("tether worker: error: the worker did not finish its"

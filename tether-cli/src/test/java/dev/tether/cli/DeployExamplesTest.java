@@ -48,7 +48,7 @@ class DeployExamplesTest {
 
   /** How long the worker may take to stop after SIGTERM before its exit status says 3. */
   private static Duration shutdownBound(WorkerCommand w) {
-    return w.killGrace.plus(WorkerCommand.SHUTDOWN_MARGIN);
+    return w.drainTimeout.plus(w.killGrace).plus(WorkerCommand.SHUTDOWN_MARGIN);
   }
 
   /** The unit's settings: section, then key, then its values in order. */
@@ -101,6 +101,7 @@ class DeployExamplesTest {
     // SIGTERM to the worker alone: it stops its commands itself and hands their items back
     assertThat(service.get("KillMode")).containsExactly("mixed");
     assertThat(service.getOrDefault("KillSignal", List.of("SIGTERM"))).containsExactly("SIGTERM");
+    assertThat(w.drainTimeout).as("--drain-timeout").isPositive();
     long timeoutStop = Long.parseLong(service.get("TimeoutStopSec").get(0));
     assertThat(Duration.ofSeconds(timeoutStop)).isGreaterThan(shutdownBound(w));
     assertMarked(lines, "TimeoutStopSec=");
@@ -164,6 +165,8 @@ class DeployExamplesTest {
       assertThat(number).as(probe + " port").isEqualTo(w.healthPort);
     });
 
+    // a rolling update lets running commands finish before they are handed back
+    assertThat(w.drainTimeout).as("--drain-timeout").isPositive();
     long grace = pod.path("terminationGracePeriodSeconds").asLong();
     assertThat(Duration.ofSeconds(grace)).isGreaterThan(shutdownBound(w));
     assertMarked(Files.readAllLines(DEPLOYMENT), "terminationGracePeriodSeconds:");

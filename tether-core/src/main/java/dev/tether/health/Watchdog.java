@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * heartbeat could exceed the threshold ({@code lastBeat + threshold}), capped by the check
  * interval, so that a stall is detected within a few milliseconds of the threshold even with a
  * long interval (see {@link #nextCheckDelay()}). A loop is stalled when the time since its last
- * beat is strictly greater than the threshold. All heartbeats must read the watchdog's {@link
+ * beat is strictly greater than the threshold. A loop that has ended is {@linkplain #retire(String)
+ * retired}: it no longer beats and cannot stall. All heartbeats must read the watchdog's {@link
  * Ticker}; the sleeping itself uses real time, so with a settable ticker the watchdog re-checks at
  * most every check interval.
  *
@@ -105,9 +106,13 @@ public final class Watchdog {
     STOPPED
   }
 
+  /** Indexes (into {@code heartbeats}) of retired loops; an ended loop is no longer watched. */
+  private final java.util.concurrent.atomic.AtomicIntegerArray retired;
+
   private Watchdog(Builder b) {
     this.names = List.copyOf(b.heartbeats.keySet());
     this.heartbeats = List.copyOf(b.heartbeats.values());
+    this.retired = new java.util.concurrent.atomic.AtomicIntegerArray(heartbeats.size());
     this.threshold = b.stallThreshold;
     this.thresholdNanos = b.stallThreshold.toNanos();
     this.checkInterval = b.checkInterval;
@@ -138,6 +143,9 @@ public final class Watchdog {
     long now = ticker.read();
     List<Stall> stalls = new ArrayList<>(0);
     for (int i = 0; i < heartbeats.size(); i++) {
+      if (retired.get(i) != 0) {
+        continue;
+      }
       long elapsed = now - heartbeats.get(i).lastBeatNanos();
       if (elapsed > thresholdNanos) {
         stalls.add(new Stall(names.get(i), Duration.ofNanos(elapsed), threshold));
@@ -160,11 +168,28 @@ public final class Watchdog {
   private long nextCheckDelayNanos() {
     long now = ticker.read();
     long delay = checkInterval.toNanos();
-    for (Heartbeat hb : heartbeats) {
-      long untilStall = hb.lastBeatNanos() + thresholdNanos - now + MIN_DELAY_NANOS;
+    for (int i = 0; i < heartbeats.size(); i++) {
+      if (retired.get(i) != 0) {
+        continue;
+      }
+      long untilStall = heartbeats.get(i).lastBeatNanos() + thresholdNanos - now + MIN_DELAY_NANOS;
       delay = Math.min(delay, untilStall);
     }
     return Math.max(MIN_DELAY_NANOS, delay);
+  }
+
+  /**
+   * Stops watching the named loop, for good: it has ended, so it no longer beats and cannot stall
+   * (a group draining for longer than the stall threshold must not be ended because its idle
+   * loops have returned). Does nothing for an unknown name.
+   *
+   * @param name the loop's name, as registered
+   */
+  public void retire(String name) {
+    int i = names.indexOf(name);
+    if (i >= 0) {
+      retired.set(i, 1);
+    }
   }
 
   /**

@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * LoopGroup group = LoopGroup.builder()
  *     .loop(mainLoop)
  *     .healthPort(8080)
+ *     .drainTimeout(Duration.ofSeconds(60))     // on SIGTERM, running work has 60 s to finish
+ *     .shutdownTimeout(Duration.ofSeconds(75))  // and the whole shutdown 75 s
  *     .build();          // checks the timeouts (see Calibration)
- * group.run();           // blocks until every loop has ended; SIGTERM stops it
+ * group.run();           // blocks until every loop has ended; SIGTERM drains, then stops it
  * }</pre>
  *
  * <h2>Running</h2>
@@ -54,17 +56,23 @@ import org.slf4j.LoggerFactory;
  * A heartbeat counts from its creation or its last beat: a loop built long before the group runs
  * should beat when its {@code run()} starts.
  *
- * <h2>Shutdown</h2>
+ * <h2>Shutdown: drain, then stop</h2>
  *
- * {@link #shutdown()} (from any thread; non-blocking; idempotent) signals <em>every</em> loop first
- * (a loop whose {@code shutdown()} throws is logged and the others are still signalled), and the
- * group then waits for all loops within <em>one</em> deadline, {@code shutdownTimeout} from the
- * request, not one timeout per loop. Loops still running at the deadline are logged at ERROR by
- * name with their stack, and their threads are interrupted; {@code run()} then returns without
- * waiting for them (their threads are daemons, so they cannot keep the JVM alive). With {@link
- * Builder#handleSignals(boolean)} (default true) a JVM shutdown hook (SIGTERM, SIGINT) does the
- * same bounded shutdown and returns within {@code shutdownTimeout}. The watchdog's termination
- * bypasses shutdown hooks on purpose.
+ * {@link #shutdown()} (from any thread; non-blocking; idempotent) first <em>drains</em> every loop
+ * ({@link WorkLoop#drain()}: no new work; a {@link MainLoop}'s running handler goes on beating and
+ * extending its lease, and completes as usual), and readiness fails at once. When the drain
+ * timeout ({@link Builder#drainTimeout(Duration)}, default zero) ends, every loop still running is
+ * <em>shut down</em> ({@link WorkLoop#shutdown()}: its handler is asked to stop, and a {@link
+ * MainLoop} hands its message back, not charged, with its latest checkpoint). {@link
+ * #shutdownNow()} ends the drain at once. The group waits for all loops within <em>one</em>
+ * deadline, {@code shutdownTimeout} from the request, and the drain within it ends at one instant
+ * for all loops, not one timeout per loop (a loop that throws from {@code drain()} or {@code
+ * shutdown()} is logged and the others are still signalled). Loops still running at the deadline
+ * are logged at ERROR by name with their stack, and their threads are interrupted; {@code run()}
+ * then returns without waiting for them (their threads are daemons, so they cannot keep the JVM
+ * alive). With {@link Builder#handleSignals(boolean)} (default true) a JVM shutdown hook (SIGTERM,
+ * SIGINT) does the same bounded shutdown and returns within {@code shutdownTimeout}. The watchdog's
+ * termination bypasses shutdown hooks on purpose.
  *
  * <p>A group runs once. All methods are thread-safe.
  */
@@ -88,6 +96,7 @@ public final class LoopGroup {
 
   private final List<WorkLoop> loops;
   private final Duration shutdownTimeout;
+  private final Duration drainTimeout;
   private final Integer healthPort; // null: no health server
   private final String healthHost;
   private final Map<String, HttpHandler> healthRoutes;
@@ -103,12 +112,15 @@ public final class LoopGroup {
   private State state = State.NEW; // guarded by monitor
   private boolean shutdownRequested; // guarded by monitor
   private long shutdownDeadlineNanos; // guarded by monitor
+  private long drainDeadlineNanos; // guarded by monitor
+  private boolean stopSignalled; // guarded by monitor: the drain is over, loops were shut down
   private int runningLoops; // guarded by monitor
   private final List<Thread> loopThreads = new ArrayList<>(); // guarded by monitor
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final Object stragglerLock = new Object();
   private boolean stragglersHandled; // guarded by stragglerLock
   private volatile HealthServer healthServer;
+  private volatile Watchdog watchdog;
   private volatile Thread shutdownHook;
 
   private enum State {
@@ -120,6 +132,7 @@ public final class LoopGroup {
   private LoopGroup(Builder b, Ticker ticker) {
     this.loops = List.copyOf(b.loops);
     this.shutdownTimeout = b.shutdownTimeout;
+    this.drainTimeout = b.drainTimeout;
     this.healthPort = b.healthPort;
     this.healthHost = b.healthHost;
     this.healthRoutes = new LinkedHashMap<>(b.healthRoutes);
@@ -192,6 +205,7 @@ public final class LoopGroup {
         }
         watchdog = wb.build();
         watchdog.start();
+        this.watchdog = watchdog;
       }
       startLoops();
       interrupted = awaitLoops();
@@ -257,7 +271,11 @@ public final class LoopGroup {
             t);
       }
     } finally {
+      Watchdog w = watchdog;
       synchronized (monitor) {
+        if (w != null && shutdownRequested) {
+          w.retire(loop.name()); // it no longer beats; a long drain must not look like a stall
+        }
         runningLoops--;
         monitor.notifyAll();
       }
@@ -269,15 +287,25 @@ public final class LoopGroup {
     boolean interrupted = false;
     boolean deadlinePassed = false;
     while (true) {
-      boolean mustSignal = false;
+      boolean mustDrain = false;
+      boolean mustStop = false;
       synchronized (monitor) {
-        while (runningLoops > 0 && !mustSignal) {
+        while (runningLoops > 0 && !mustDrain && !mustStop) {
           try {
             if (shutdownRequested) {
-              long left = shutdownDeadlineNanos - System.nanoTime();
+              long now = System.nanoTime();
+              if (!stopSignalled && now - drainDeadlineNanos >= 0) {
+                stopSignalled = true;
+                mustStop = true;
+                break;
+              }
+              long left = shutdownDeadlineNanos - now;
               if (left <= 0) {
                 deadlinePassed = true;
                 break;
+              }
+              if (!stopSignalled) {
+                left = Math.min(left, drainDeadlineNanos - now);
               }
               TimeUnit.NANOSECONDS.timedWait(monitor, left);
             } else {
@@ -288,15 +316,18 @@ public final class LoopGroup {
             if (!shutdownRequested) {
               log.info("Loop group's run() thread was interrupted; shutting the group down");
               requestShutdownLocked();
-              mustSignal = true;
+              mustDrain = true;
             }
           }
         }
       }
-      if (!mustSignal) {
+      if (mustDrain) {
+        signalAfterRequest(); // outside the monitor: loops' drain() may take locks of their own
+      } else if (mustStop) {
+        stopLoops(true);
+      } else {
         break;
       }
-      signalLoops(); // outside the monitor: loops' shutdown() may take locks of their own
     }
     if (deadlinePassed) {
       handleStragglers();
@@ -305,8 +336,10 @@ public final class LoopGroup {
   }
 
   /**
-   * Asks every loop to stop and returns at once; the group's {@link #run()} then waits for the
-   * loops within the shutdown timeout. Idempotent; callable from any thread, including a loop's.
+   * Drains every loop (or, without a drain timeout, asks every loop to stop) and returns at once;
+   * the group's {@link #run()} then shuts the loops still running down when the drain timeout
+   * ends, and waits for them within the shutdown timeout. Readiness fails from now on. Idempotent;
+   * callable from any thread, including a loop's.
    */
   public void shutdown() {
     synchronized (monitor) {
@@ -315,12 +348,38 @@ public final class LoopGroup {
       }
       requestShutdownLocked();
     }
-    signalLoops();
+    signalAfterRequest();
+  }
+
+  /**
+   * Ends the drain at once: shuts every loop down now ({@link WorkLoop#shutdown()}: running work is
+   * asked to stop and handed back) instead of when the drain timeout ends, as for a second SIGTERM.
+   * Starts the shutdown if none was requested; the group's deadline stays {@code shutdownTimeout}
+   * from the first request. Non-blocking; idempotent; callable from any thread.
+   */
+  public void shutdownNow() {
+    boolean first;
+    synchronized (monitor) {
+      first = !shutdownRequested;
+      if (first) {
+        requestShutdownLocked();
+      } else if (stopSignalled) {
+        return; // stopping already
+      }
+      drainDeadlineNanos = System.nanoTime();
+      stopSignalled = true;
+      monitor.notifyAll();
+    }
+    log.info("Loop group: stopping now, without waiting for the drain to end");
+    stopLoops(!first);
   }
 
   private void requestShutdownLocked() {
     shutdownRequested = true;
-    shutdownDeadlineNanos = System.nanoTime() + shutdownTimeout.toNanos();
+    long now = System.nanoTime();
+    shutdownDeadlineNanos = now + shutdownTimeout.toNanos();
+    drainDeadlineNanos = now + drainTimeout.toNanos();
+    stopSignalled = drainTimeout.isZero();
     if (state == State.NEW) {
       state = State.TERMINATED;
       terminated.countDown();
@@ -328,12 +387,40 @@ public final class LoopGroup {
     monitor.notifyAll();
   }
 
-  private void signalLoops() {
-    log.info(
-        "Loop group shutting down: signalling {} loops; they have {} to stop",
-        loops.size(),
-        shutdownTimeout);
+  /** Drains every loop, or without a drain timeout shuts every loop down at once. */
+  private void signalAfterRequest() {
+    if (drainTimeout.isZero()) {
+      log.info("Loop group shutting down: signalling {} loops; they have {} to stop",
+          loops.size(), shutdownTimeout);
+      stopLoops(false);
+    } else {
+      log.info("Loop group draining: {} loops take no new work; running work has {} to finish,"
+          + " then it is stopped and handed back; {} in all to stop", loops.size(), drainTimeout,
+          shutdownTimeout);
+      for (WorkLoop loop : loops) {
+        try {
+          loop.drain();
+        } catch (Throwable t) {
+          log.error(
+              "Loop '{}' threw from drain(); the other loops are still signalled", loop.name(), t);
+        }
+      }
+    }
+  }
+
+  /** Shuts down every loop, or only those still running (at the drain's end). */
+  private void stopLoops(boolean onlyRunning) {
+    List<WorkLoop> running = new ArrayList<>();
     for (WorkLoop loop : loops) {
+      if (!onlyRunning || loop.isRunning()) {
+        running.add(loop);
+      }
+    }
+    if (onlyRunning && !running.isEmpty()) {
+      log.info("Loop group: the drain is over; stopping {} loops still running: {}", running.size(),
+          running.stream().map(WorkLoop::name).collect(Collectors.toList()));
+    }
+    for (WorkLoop loop : running) {
       try {
         loop.shutdown();
       } catch (Throwable t) {
@@ -344,8 +431,9 @@ public final class LoopGroup {
   }
 
   /**
-   * Asks every loop to stop, then waits for the group to end within {@code timeout}. Loops still
-   * running then are logged by name and their threads interrupted.
+   * Requests the shutdown as {@link #shutdown()} (a drain first, when a drain timeout is set), then
+   * waits for the group to end within {@code timeout}. Loops still running then are logged by name
+   * and their threads interrupted.
    *
    * @param timeout the longest wait, shared by all loops
    * @return true if the group ended within the timeout
@@ -506,6 +594,8 @@ public final class LoopGroup {
   private String describe() {
     return "loops="
         + loops.stream().map(WorkLoop::name).collect(Collectors.toList())
+        + ", drainTimeout="
+        + drainTimeout
         + ", shutdownTimeout="
         + shutdownTimeout
         + ", health="
@@ -531,6 +621,7 @@ public final class LoopGroup {
   public static final class Builder {
     private final List<WorkLoop> loops = new ArrayList<>();
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private Duration drainTimeout = Duration.ZERO;
     private Integer healthPort;
     private String healthHost = HealthServer.DEFAULT_HOST;
     private final Map<String, HttpHandler> healthRoutes = new LinkedHashMap<>();
@@ -580,14 +671,34 @@ public final class LoopGroup {
     }
 
     /**
-     * Sets how long the loops have, together, to stop after a shutdown request.
+     * Sets how long the loops have, together, to stop after a shutdown request, drain included.
      *
-     * @param timeout positive
+     * @param timeout positive, and longer than the drain timeout
      * @return this builder
      * @throws IllegalArgumentException if not positive
      */
     public Builder shutdownTimeout(Duration timeout) {
       this.shutdownTimeout = positive("shutdownTimeout", timeout);
+      return this;
+    }
+
+    /**
+     * Sets how long running work may go on after a shutdown request (default zero: it is asked to
+     * stop at once): the loops take no new work, their handlers keep beating and extending their
+     * leases, and what still runs when this ends is asked to stop and handed back, within what is
+     * left of {@link #shutdownTimeout(Duration)}. One instant for the whole group, however many
+     * loops it has.
+     *
+     * @param timeout zero or positive; less than the shutdown timeout
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder drainTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "drainTimeout");
+      if (timeout.isNegative()) {
+        throw new IllegalArgumentException("drainTimeout must be >= 0, was " + timeout);
+      }
+      this.drainTimeout = timeout;
       return this;
     }
 
@@ -762,13 +873,19 @@ public final class LoopGroup {
      * Checks the configuration and builds the group (not started).
      *
      * @return the group
-     * @throws IllegalArgumentException if there is no loop; if, with a watchdog, a heartbeat reads
+     * @throws IllegalArgumentException if there is no loop; if the drain timeout is not less than
+     *     the shutdown timeout; if, with a watchdog, a heartbeat reads
      *     another ticker than the group's; or, in {@link Calibration.Mode#ERROR}, listing every
      *     violated calibration rule
      */
     public LoopGroup build() {
       if (loops.isEmpty()) {
         throw new IllegalArgumentException("a LoopGroup needs at least one loop; add one with loop()");
+      }
+      if (drainTimeout.compareTo(shutdownTimeout) >= 0) {
+        throw new IllegalArgumentException("drainTimeout (" + drainTimeout + ") must be less than"
+            + " shutdownTimeout (" + shutdownTimeout + "): after the drain, running work needs"
+            + " time to stop and be handed back; raise shutdownTimeout");
       }
       Set<Heartbeat> seen = new HashSet<>();
       for (WorkLoop l : loops) {

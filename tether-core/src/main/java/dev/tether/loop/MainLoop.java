@@ -42,12 +42,18 @@ import org.slf4j.LoggerFactory;
  * A result whose acknowledgement is refused because the lease was lost is discarded with a
  * warning: another delivery owns the message (at-least-once execution, exactly-once completion).
  *
- * <h2>Shutdown</h2>
+ * <h2>Drain and shutdown</h2>
  *
- * {@link #shutdown()} may be called from any thread. A loop blocked in a long-poll receive is woken
- * (its thread is interrupted only while inside {@code receive}); messages received but not started
- * are handed back at once ({@link Message#handBack()}, not charged); a running handler is not
- * interrupted but sees {@link WorkContext#isShutdownRequested()} and is allowed to finish.
+ * {@link #drain()} and {@link #shutdown()} may be called from any thread. Both stop receiving: a
+ * loop blocked in a long-poll receive is woken (its thread is interrupted only while inside {@code
+ * receive}), and messages received but not started are handed back at once ({@link
+ * Message#handBack()}, not charged). A drain lets the running handler go on as before: its beats
+ * keep extending its lease, and it completes or fails as usual. A shutdown (which may follow a
+ * drain) asks the running handler to stop: it sees {@link WorkContext#isShutdownRequested()} and
+ * {@link WorkContext#shouldStop()}, is not interrupted, and is allowed to finish; when it gives up
+ * with {@link WorkStoppedException} ({@link WorkStoppedException.Reason#SHUTDOWN}) or an {@link
+ * InterruptedException}, its message is handed back, not charged, with its latest checkpoint. A
+ * {@link LoopGroup} drains its loops first and shuts them down when its drain timeout ends.
  *
  * <h2>Deadline</h2>
  *
@@ -93,7 +99,8 @@ public final class MainLoop<T, R> implements WorkLoop {
   private boolean inReceive; // guarded by phaseLock
   private boolean started; // guarded by phaseLock
   private volatile boolean running;
-  private volatile boolean shutdownRequested;
+  private volatile boolean draining; // no more receives; set by drain() and by shutdown()
+  private volatile boolean shutdownRequested; // the running handler should stop too
   private volatile int receiveFailures; // consecutive; written only by the running thread
 
   private MainLoop(Builder<T, R> b) {
@@ -166,6 +173,15 @@ public final class MainLoop<T, R> implements WorkLoop {
     return shutdownRequested;
   }
 
+  /**
+   * Returns whether the loop stopped receiving: {@link #drain()} or {@link #shutdown()} was called.
+   *
+   * @return true once draining or shut down
+   */
+  public boolean isDraining() {
+    return draining;
+  }
+
   @Override
   public void run() {
     run(Long.MAX_VALUE);
@@ -193,12 +209,12 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
     log.info("MainLoop '{}' started on mailbox '{}' with {}", name, requests.name(), config);
     try {
-      for (long i = 0; i < maxIterations && !shutdownRequested; i++) {
+      for (long i = 0; i < maxIterations && !draining; i++) {
         long receivedAt = ticker.read(); // before the receive: the leases surely last from here
         List<Message<T, R>> messages = receive();
         heartbeat.beat(); // after receive: an idle loop is a live loop
         for (int m = 0; m < messages.size(); m++) {
-          if (shutdownRequested) {
+          if (draining) {
             handBack(messages.subList(m, messages.size()));
             break;
           }
@@ -217,7 +233,7 @@ public final class MainLoop<T, R> implements WorkLoop {
 
   private List<Message<T, R>> receive() {
     synchronized (phaseLock) {
-      if (shutdownRequested) {
+      if (draining) {
         return List.of();
       }
       inReceive = true;
@@ -260,8 +276,8 @@ public final class MainLoop<T, R> implements WorkLoop {
     } finally {
       synchronized (phaseLock) {
         inReceive = false;
-        if (shutdownRequested) {
-          Thread.interrupted(); // clear the wake-up interrupt sent by shutdown()
+        if (draining) {
+          Thread.interrupted(); // clear the wake-up interrupt sent by drain() or shutdown()
         }
       }
     }
@@ -277,11 +293,12 @@ public final class MainLoop<T, R> implements WorkLoop {
     long end = ticker.read() + delay.toNanos();
     synchronized (phaseLock) {
       long left;
-      while (!shutdownRequested && (left = end - ticker.read()) > 0) {
+      while (!draining && (left = end - ticker.read()) > 0) {
         try {
           // re-check the ticker at least every 50 ms (a settable ticker moves without notifying)
           phaseLock.wait(Math.min(50, Math.max(1, left / 1_000_000)));
         } catch (InterruptedException e) {
+          draining = true;
           shutdownRequested = true;
           Thread.currentThread().interrupt();
           return;
@@ -295,8 +312,9 @@ public final class MainLoop<T, R> implements WorkLoop {
       try {
         message.handBack();
         safely(() -> listener.handedBack(message));
-        log.info("MainLoop '{}': shutting down, handed message {} back (attempt {} of {} not"
-            + " charged)", name, message.id(), message.attempt(), message.maxAttempts());
+        log.info("MainLoop '{}': {}, handed message {} back (attempt {} of {} not charged)",
+            name, shutdownRequested ? "shutting down" : "draining", message.id(),
+            message.attempt(), message.maxAttempts());
       } catch (MailboxException e) {
         log.warn(
             "MainLoop '{}': could not hand message {} back ({}); it becomes visible when its"
@@ -371,6 +389,12 @@ public final class MainLoop<T, R> implements WorkLoop {
           break;
       }
     }
+    if (failure != null && shutdownRequested && !leaseLost && !cancelled
+        && isInterruption(failure)) {
+      // stopped by the shutdown (the group's deadline interrupts what ignores the request)
+      handBack(List.of(message));
+      return;
+    }
     if (failure == null) {
       complete(message, result, took, leaseLost);
     } else if (cancelled) {
@@ -444,6 +468,15 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
   }
 
+  private static boolean isInterruption(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Longest failure text recorded with a message. */
   static final int MAX_REASON_CHARS = 8000;
 
@@ -487,9 +520,36 @@ public final class MainLoop<T, R> implements WorkLoop {
     return handler.handle(request, b.build());
   }
 
+  /**
+   * Stops receiving and lets the running handler finish: its beats keep extending its lease, and
+   * its outcome is acknowledged or failed as usual; messages received but not started are handed
+   * back. The loop's {@code run} returns once the handler is done. Returns at once; idempotent;
+   * callable from any thread. {@link #shutdown()} may follow to ask the handler to stop.
+   */
+  @Override
+  public void drain() {
+    synchronized (phaseLock) {
+      if (!draining) {
+        draining = true;
+        log.info("MainLoop '{}': draining: no more receives; the running handler may finish", name);
+      }
+      if (inReceive && runner != null) {
+        runner.interrupt(); // wake a long-poll receive; cleared again when receive returns
+      }
+      phaseLock.notifyAll();
+    }
+  }
+
+  /**
+   * Stops receiving (as {@link #drain()}) and asks the running handler to stop: its context's
+   * {@link WorkContext#isShutdownRequested()} turns true. A handler that gives up with {@link
+   * WorkStoppedException} ({@code SHUTDOWN}) or an interruption has its message handed back, not
+   * charged. Returns at once; idempotent; callable from any thread.
+   */
   @Override
   public void shutdown() {
     synchronized (phaseLock) {
+      draining = true;
       if (!shutdownRequested) {
         shutdownRequested = true;
         log.info("MainLoop '{}': shutdown requested", name);

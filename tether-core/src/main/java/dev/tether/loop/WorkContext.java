@@ -8,6 +8,7 @@ import dev.tether.mailbox.MessageCancelledException;
 import dev.tether.mailbox.MessageFinalizedException;
 import dev.tether.mailbox.Message;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
@@ -141,6 +142,19 @@ public final class WorkContext {
    */
   public boolean isLeaseLost() {
     return leaseLost.getAsBoolean();
+  }
+
+  /**
+   * Returns how long the lease surely still holds by this process's monotonic clock, counted from
+   * the last extension the store confirmed (or the receive): once it is zero or less, {@link
+   * #isLeaseLost()} is true. Work that needs time to stop (a process tree to kill) should start
+   * stopping when this drops below that time, so that it is gone before the store can let another
+   * worker take the message over. Cheap: no I/O.
+   *
+   * @return the time left, or empty when the context knows no bound (no message, a nested loop)
+   */
+  public Optional<Duration> leaseSurelyHeldFor() {
+    return attachment == null ? Optional.empty() : attachment.leaseSurelyHeldFor();
   }
 
   /**

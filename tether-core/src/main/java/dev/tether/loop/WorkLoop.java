@@ -27,8 +27,21 @@ public interface WorkLoop {
    */
   void run();
 
-  /** Asks the loop to stop; returns at once. Idempotent, callable from any thread. */
+  /**
+   * Asks the loop to stop: no new work, and the work under way should stop too (handing it back).
+   * Returns at once. Idempotent, callable from any thread.
+   */
   void shutdown();
+
+  /**
+   * Asks the loop to take no new work but to let the work under way finish, still proving its
+   * progress (a {@link LoopGroup} calls this first, then {@link #shutdown()} when its drain
+   * timeout ends). Returns at once. Idempotent, callable from any thread. By default the same as
+   * {@link #shutdown()}, for loops that cannot tell the two apart.
+   */
+  default void drain() {
+    shutdown();
+  }
 
   /**
    * Returns whether {@link #run()} is executing and has not yet returned.

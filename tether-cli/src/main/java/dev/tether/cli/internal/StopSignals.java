@@ -23,9 +23,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #install()} replaces the JVM's handlers for the two signals until {@link #close()},
  * which restores them. A signal then only releases {@link #awaitStop()}; the command stops its
- * work on its own thread and returns its exit status. Signals after the first are logged and
- * otherwise ignored (the shutdown under way is bounded). {@link #stop()} releases the waiters
- * without a signal (for example when the work ended by itself).
+ * work on its own thread and returns its exit status. A signal after the first runs the action
+ * given to {@link #onRepeat(Runnable)} (a worker stops draining and hands its work back at once),
+ * or is logged and otherwise ignored (the shutdown under way is bounded). {@link #stop()} releases
+ * the waiters without a signal (for example when the work ended by itself).
  *
  * <p>The handlers use {@code sun.misc.Signal} (module {@code jdk.unsupported}), reached by
  * reflection because the compiler warns on every direct use of it. Where it is missing or refused
@@ -44,6 +45,7 @@ public final class StopSignals implements AutoCloseable {
   private final AtomicReference<String> received = new AtomicReference<>();
   private final List<Runnable> restore = new ArrayList<>();
   private final List<String> handled = new ArrayList<>();
+  private volatile Runnable onRepeat;
 
   private StopSignals() {}
 
@@ -107,8 +109,30 @@ public final class StopSignals implements AutoCloseable {
       log.info("SIG{} received: stopping", name);
       stop.countDown();
     } else {
-      log.info("SIG{} received again: already stopping (SIGKILL ends the process at once)", name);
+      Runnable action = onRepeat;
+      if (action == null) {
+        log.info("SIG{} received again: already stopping (SIGKILL ends the process at once)", name);
+        return;
+      }
+      log.info("SIG{} received again: stopping at once", name);
+      try {
+        action.run();
+      } catch (RuntimeException e) {
+        log.error("Stopping at once after a second SIG{} failed", name, e);
+      }
     }
+  }
+
+  /**
+   * Sets what a signal after the first does (run on the JVM's signal thread: it must return
+   * quickly); by default it is only logged.
+   *
+   * @param action the action
+   * @return this
+   */
+  public StopSignals onRepeat(Runnable action) {
+    this.onRepeat = java.util.Objects.requireNonNull(action, "action");
+    return this;
   }
 
   /**

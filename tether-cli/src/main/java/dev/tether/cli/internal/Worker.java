@@ -42,8 +42,10 @@ import org.slf4j.LoggerFactory;
  * command that goes silent stops extending its lease; its process tree is killed when its lease
  * is found lost: by the store (a token check on the store's clock, while the heartbeat is quiet)
  * or by this process's monotonic clock (the lease ran out without a confirmed extension, as when
- * the store cannot be reached). {@link #stop} hands running items back at once, without charging
- * their attempt.
+ * the store cannot be reached). {@link #stop} drains: no new items, and running commands go on
+ * (still extending their leases) for up to the drain timeout; those still running then are killed
+ * and their items handed back, without charging their attempt, with their latest checkpoint.
+ * {@link #stopNow()} ends the drain at once.
  *
  * <p>Thread-safe; {@link #start(Health, boolean)} once, {@link #stop(Duration)} idempotent.
  */
@@ -57,6 +59,12 @@ public final class Worker implements AutoCloseable {
   static final Duration PROBE_INTERVAL = Duration.ofMillis(500);
 
   /**
+   * Added to {@code --kill-grace} for the stop margin: the runner's poll, the SIGKILL and its
+   * delivery.
+   */
+  static final Duration STOP_MARGIN_EXTRA = Duration.ofMillis(500);
+
+  /**
    * A worker's configuration. Immutable; validated on construction.
    *
    * @param queue the queue to work on
@@ -68,6 +76,7 @@ public final class Worker implements AutoCloseable {
    * @param tailBytes bytes of each output stream kept
    * @param sweepInterval time between recovery sweeps
    * @param watchdog stall threshold of the watchdog, or null for none
+   * @param drainTimeout how long running commands may go on after a stop request, >= 0
    */
   public record Config(
       String queue,
@@ -78,7 +87,29 @@ public final class Worker implements AutoCloseable {
       Duration killGrace,
       int tailBytes,
       Duration sweepInterval,
-      Duration watchdog) {
+      Duration watchdog,
+      Duration drainTimeout) {
+    /**
+     * A configuration without a drain: a stop request stops running commands at once.
+     *
+     * @param queue the queue to work on
+     * @param concurrency parallel loops, 1..64
+     * @param visibility lease duration on receive
+     * @param extendEvery minimum time between two extensions (rate limit)
+     * @param extension how far each extension reaches from now
+     * @param killGrace time between SIGTERM and SIGKILL when a command must stop
+     * @param tailBytes bytes of each output stream kept
+     * @param sweepInterval time between recovery sweeps
+     * @param watchdog stall threshold of the watchdog, or null for none
+     * @throws IllegalArgumentException naming the value and the rule
+     */
+    public Config(String queue, int concurrency, Duration visibility, Duration extendEvery,
+        Duration extension, Duration killGrace, int tailBytes, Duration sweepInterval,
+        Duration watchdog) {
+      this(queue, concurrency, visibility, extendEvery, extension, killGrace, tailBytes,
+          sweepInterval, watchdog, Duration.ZERO);
+    }
+
     /**
      * Validates the configuration.
      *
@@ -91,6 +122,7 @@ public final class Worker implements AutoCloseable {
      * @param tailBytes bytes of each output stream kept
      * @param sweepInterval time between recovery sweeps
      * @param watchdog stall threshold of the watchdog, or null for none
+     * @param drainTimeout how long running commands may go on after a stop request, >= 0
      * @throws IllegalArgumentException naming the value and the rule
      */
     public Config {
@@ -120,6 +152,20 @@ public final class Worker implements AutoCloseable {
       if (watchdog != null) {
         positive("--watchdog", watchdog);
       }
+      Objects.requireNonNull(drainTimeout, "drainTimeout");
+      if (drainTimeout.isNegative()) {
+        throw new IllegalArgumentException("--drain-timeout must be >= 0, was " + drainTimeout);
+      }
+    }
+
+    /**
+     * Returns how long the loop group has to stop after a request: the drain, then {@code
+     * killGrace} + 5 s for the commands still running to be killed and handed back.
+     *
+     * @return the group's shutdown timeout
+     */
+    public Duration shutdownTimeout() {
+      return drainTimeout.plus(killGrace).plusSeconds(5);
     }
 
     private static void positive(String name, Duration d) {
@@ -134,6 +180,8 @@ public final class Worker implements AutoCloseable {
   private final WorkerEvents events;
   private final String workerId;
   private final ProcessRunner runner;
+  private final Duration stopMargin;
+  private final java.util.concurrent.ExecutorService probes;
   private final List<MainLoop<String, String>> loops = new ArrayList<>();
   private final List<JdbcMailbox<String, String>> mailboxes = new ArrayList<>();
   private final RecoverySweep sweep;
@@ -158,6 +206,13 @@ public final class Worker implements AutoCloseable {
     this.events = events;
     this.workerId = hostName() + ":" + ProcessHandle.current().pid();
     this.runner = new ProcessRunner(config.tailBytes(), config.killGrace(), config.extendEvery());
+    this.stopMargin = stopMargin(config);
+    java.util.concurrent.atomic.AtomicInteger probeThreads = new java.util.concurrent.atomic.AtomicInteger();
+    this.probes = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "tether-lease-probe-" + probeThreads.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
     this.sweep =
         new RecoverySweep(
             store, RecoverySweepConfig.builder().scanInterval(config.sweepInterval()).build());
@@ -189,6 +244,28 @@ public final class Worker implements AutoCloseable {
               .build();
       loops.add(loop);
     }
+  }
+
+  /**
+   * How long before its lease may run out (by this process's clock) a command is stopped: {@code
+   * --kill-grace} + {@link #STOP_MARGIN_EXTRA}, so that it is gone before the store can let another
+   * worker take its item over; but at most half of {@code --extension} - {@code --extend-every}
+   * (the least a healthy command's lease holds between two extensions), so that a command that
+   * beats is never stopped. When that cap applies, the promise is weaker, and a warning says so.
+   */
+  static Duration stopMargin(Config c) {
+    Duration wanted = c.killGrace().plus(STOP_MARGIN_EXTRA);
+    Duration room = c.extension().minus(c.extendEvery()).dividedBy(2);
+    if (wanted.compareTo(room) <= 0) {
+      return wanted;
+    }
+    log.warn("--kill-grace ({}) is long for --extension ({}) and --extend-every ({}): a command cut"
+        + " off from the store is stopped {} before its lease may run out, and may live up to {}"
+        + " past it; keep --kill-grace + {} under half of --extension - --extend-every",
+        Durations.human(c.killGrace()), Durations.human(c.extension()),
+        Durations.human(c.extendEvery()), Durations.human(room),
+        Durations.human(wanted.minus(room)), Durations.human(STOP_MARGIN_EXTRA));
+    return room;
   }
 
   /** The long-poll wait of each loop's receive: 20 s, or half the watchdog's threshold if less. */
@@ -254,7 +331,8 @@ public final class Worker implements AutoCloseable {
       LoopGroup.Builder b =
           LoopGroup.builder()
               .loops(loops)
-              .shutdownTimeout(config.killGrace().plusSeconds(5))
+              .drainTimeout(config.drainTimeout())
+              .shutdownTimeout(config.shutdownTimeout())
               .handleSignals(handleSignals);
       if (config.watchdog() != null) {
         b.watchdogThreshold(config.watchdog()).watchdogInterval(config.watchdog().dividedBy(4));
@@ -348,9 +426,10 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
-   * Stops: asks every loop to stop (running commands are killed and their items handed back at
-   * once), then waits for all of them within one shared {@code timeout}, then stops the sweep.
-   * Idempotent.
+   * Stops: drains every loop (no new items; running commands go on, extending their leases, until
+   * they end or the drain timeout ends; then they are killed and their items handed back), waiting
+   * for all of them within one shared {@code timeout}, then stops the sweep. Without a drain
+   * timeout, running commands are killed and handed back at once. Idempotent.
    *
    * @param timeout how long to wait in total
    * @return true if every loop stopped in time
@@ -369,13 +448,29 @@ public final class Worker implements AutoCloseable {
       mailbox.close();
     }
     sweep.stop();
+    probes.shutdownNow();
     log.info("Worker {} stopped{}", workerId, all ? "" : " (some loops did not finish in time)");
     return all;
   }
 
+  /**
+   * Ends the drain at once: running commands are killed and their items handed back now (as for
+   * a second SIGTERM). Returns at once; a {@link #stop} under way then returns sooner. Does nothing
+   * before {@link #start}.
+   */
+  public void stopNow() {
+    LoopGroup g;
+    synchronized (lifecycle) {
+      g = group;
+    }
+    if (g != null) {
+      g.shutdownNow();
+    }
+  }
+
   @Override
   public void close() {
-    stop(config.killGrace().plusSeconds(5));
+    stop(config.shutdownTimeout());
   }
 
   private MainLoop.Listener loopListener() {
@@ -440,7 +535,7 @@ public final class Worker implements AutoCloseable {
                   "TETHER_ITEM_ID", id,
                   "TETHER_DELIVERY", Integer.toString(context.deliveryCount()),
                   "TETHER_QUEUE", config.queue()),
-              new LeaseProbe(context),
+              new LeaseProbe(context, stopMargin, probes),
               ProcessRunner.OutputListener.NONE);
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       if (CommandResult.STOPPED_LEASE_LOST.equals(result.stopped())) {
@@ -453,7 +548,7 @@ public final class Worker implements AutoCloseable {
             WorkStoppedException.Reason.LEASE_LOST, "lease lost on item " + id);
       }
       if (CommandResult.STOPPED_SHUTDOWN.equals(result.stopped())) {
-        safely(() -> events.handedBack(id));
+        // the loop hands the item back and reports it (events.handedBack)
         throw new WorkStoppedException(
             WorkStoppedException.Reason.SHUTDOWN, "worker shutting down; item " + id);
       }
@@ -466,19 +561,35 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
-   * Tells whether a silent command's lease is gone, by asking the store (the token and the
-   * store's clock, {@link WorkContext#checkLease()}) at most every {@link #PROBE_INTERVAL}, and
-   * only after the heartbeat has been quiet for that long. A failed check (the store cannot be
-   * reached) is logged and left to the context's own signal, which turns true once the lease ran
-   * out by this process's clock.
+   * Tells a command's runner (polling every 100 ms or less) to stop the command because its lease
+   * is gone or about to be:
+   *
+   * <ul>
+   *   <li>the context says so (an extension or checkpoint was refused, or the lease ran out by this
+   *       process's monotonic clock without a confirmed extension);
+   *   <li>by that clock the lease surely holds for less than the stop margin (the time a kill takes),
+   *       as when the store cannot be reached: the command is stopped so that it is gone before the
+   *       store can let another worker take the item over;
+   *   <li>the store says the lease is gone (the token and the store's clock, {@link
+   *       WorkContext#checkLease()}), asked at most every {@link #PROBE_INTERVAL}, only after the
+   *       heartbeat has been quiet that long, and on a probe thread, so that a store that stopped
+   *       answering cannot hold up the checks above. A failed check is logged and retried.
+   * </ul>
+   *
+   * Called by one thread (the runner's).
    */
   private static final class LeaseProbe implements java.util.function.BooleanSupplier {
     private final WorkContext context;
+    private final Duration stopMargin;
+    private final java.util.concurrent.Executor probes;
     private long nextProbe = System.nanoTime();
+    private java.util.concurrent.CompletableFuture<LeaseStatus> inFlight;
     private boolean lost;
 
-    LeaseProbe(WorkContext context) {
+    LeaseProbe(WorkContext context, Duration stopMargin, java.util.concurrent.Executor probes) {
       this.context = context;
+      this.stopMargin = stopMargin;
+      this.probes = probes;
     }
 
     @Override
@@ -486,24 +597,47 @@ public final class Worker implements AutoCloseable {
       if (lost || context.isLeaseLost()) {
         return lost = true;
       }
+      Optional<Duration> left = context.leaseSurelyHeldFor();
+      if (left.isPresent() && left.get().compareTo(stopMargin) < 0) {
+        log.warn("Item {} (delivery {}): its lease may run out in {} without a confirmed extension"
+            + " (no beat, or the store cannot be reached); stopping its command now, so that it is"
+            + " gone before another worker can take the item over",
+            context.messageId().orElse("?"), context.deliveryCount(),
+            Durations.human(left.get().isNegative() ? Duration.ZERO : left.get()));
+        return lost = true;
+      }
+      if (inFlight != null) {
+        if (!inFlight.isDone()) {
+          return false;
+        }
+        LeaseStatus status = inFlight.getNow(null); // null: the check failed (logged)
+        inFlight = null;
+        if (status != null && !status.isHeld()) {
+          log.warn("Item {} (delivery {}): lease {} while its command was silent; stopping it",
+              context.messageId().orElse("?"), context.deliveryCount(),
+              status.name().toLowerCase(java.util.Locale.ROOT));
+          return lost = true;
+        }
+      }
       long now = System.nanoTime();
       if (now - nextProbe < 0 || context.heartbeat().elapsed().compareTo(PROBE_INTERVAL) < 0) {
         return false;
       }
       nextProbe = now + PROBE_INTERVAL.toNanos();
       try {
-        LeaseStatus status = context.checkLease();
-        if (!status.isHeld()) {
-          lost = true;
-          log.warn("Item {} (delivery {}): lease {} while its command was silent; stopping it",
-              context.messageId().orElse("?"), context.deliveryCount(),
-              status.name().toLowerCase(java.util.Locale.ROOT));
-        }
-      } catch (RuntimeException e) {
-        log.warn("Checking the lease of item {} failed; will retry: {}",
-            context.messageId().orElse("?"), e.getMessage());
+        inFlight = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+          try {
+            return context.checkLease();
+          } catch (RuntimeException e) {
+            log.warn("Checking the lease of item {} failed; will retry: {}",
+                context.messageId().orElse("?"), e.getMessage());
+            return null;
+          }
+        }, probes);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        inFlight = null; // the worker is stopping; the checks above still run
       }
-      return lost;
+      return false;
     }
   }
 
