@@ -17,6 +17,7 @@ import dev.tether.mailbox.ReceiptHandleExpiredException;
 import dev.tether.mailbox.ReplyNotAvailableException;
 import dev.tether.mailbox.RequestFailedException;
 import dev.tether.mailbox.SerializationException;
+import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -200,6 +201,39 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     return Long.toString(call(() -> leases.enqueueWithin(item, capacity), "send"));
   }
 
+  /**
+   * Sends a message on the caller's connection, inside the caller's transaction: it is visible
+   * to receivers once that transaction commits, and never exists if it rolls back. Never commits,
+   * rolls back or closes the connection; the capacity check, if any, holds the queue's lock
+   * until the caller's transaction ends. Call {@link #wakeReceivers()} after the commit so that
+   * this process's waiting receivers start it at once (other processes' are notified by the
+   * commit on PostgreSQL, else they poll). See {@link LeaseManager#enqueue(Connection,
+   * NewWorkItem)} for SQLite's locking.
+   *
+   * @param connection the caller's connection, on the store's database
+   * @param body the body
+   * @return the message id
+   * @throws SerializationException if the body cannot be encoded or is too large (nothing written)
+   * @throws MailboxFullException if the queue is at its capacity (nothing written)
+   * @throws MailboxException on a database error (the caller's transaction is theirs to roll back)
+   */
+  public String send(Connection connection, T body) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(body, "body");
+    checkOpen("send");
+    byte[] bytes = encode(bodyCodec, body, "message body");
+    NewWorkItem item = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxAttempts).build();
+    return Long.toString(call(() -> leases.enqueueOn(connection, item, capacity), "send"));
+  }
+
+  /**
+   * Wakes this process's receivers waiting on the store: after a transaction that sent with
+   * {@link #send(Connection, Object)} committed. Never blocks.
+   */
+  public void wakeReceivers() {
+    leases.wakeReceivers();
+  }
+
   private long parseId(String id, String what) {
     try {
       return Long.parseLong(Objects.requireNonNull(id, what));
@@ -259,8 +293,12 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       try {
         body = bodyCodec.decode(l.input() == null ? new byte[0] : l.input());
       } catch (RuntimeException e) {
-        String reason = "cannot decode the body with " + bodyCodec + ": " + e;
-        LOG.warn("Dead-lettering message {} of mailbox '{}': {}", l.itemId(), queue, reason);
+        // Bytes that cannot be decoded now never will be: dead-lettered at once, never retried,
+        // and never handed to a handler (the loop goes on with the next message).
+        SerializationException bad = new SerializationException("cannot decode the body of message "
+            + l.itemId() + " of mailbox '" + queue + "' with " + bodyCodec + ": " + e, e);
+        String reason = bad.getMessage();
+        LOG.warn("Dead-lettering message {} of mailbox '{}' at once", l.itemId(), queue, bad);
         try {
           leases.deadLetter(l.itemId(), l.token(), reason);
         } catch (RuntimeException again) {
