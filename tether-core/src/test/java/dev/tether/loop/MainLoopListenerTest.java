@@ -66,7 +66,7 @@ class MainLoopListenerTest {
     return MainLoop.builder("w", requests, h)
         .config(MainLoopConfig.builder().waitTime(Duration.ZERO)
             .deadLetterPolicy(DeadLetterPolicy.builder().maxAttempts(maxAttempts)
-                .backoff(Duration.ZERO, Duration.ZERO).build())
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(1)).build())
             .build())
         .listener(listener)
         .build();

@@ -16,6 +16,8 @@ import dev.tether.test.SettableTicker;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
@@ -44,7 +46,7 @@ class TetherMetricsTest {
         .waitTime(Duration.ZERO)
         .maxMessages(10)
         .deadLetterPolicy(DeadLetterPolicy.builder().maxAttempts(maxAttempts)
-            .backoff(Duration.ZERO, Duration.ZERO).build())
+            .backoff(Duration.ofMillis(1), Duration.ofMillis(1)).build())
         .build();
   }
 
@@ -183,14 +185,26 @@ class TetherMetricsTest {
 
   @Test
   void percentilesAndHistogramWhenConfigured() {
-    TetherMetrics metrics = TetherMetrics.builder().handlerPercentiles(0.5, 0.99).handlerHistogram(true).build();
-    metrics.bindTo(registry);
+    PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    TetherMetrics plain = TetherMetrics.builder().build();
+    plain.bindTo(prometheus);
     JdbcMailbox<String, String> mailbox = JdbcMailbox.ofStrings(store, "q");
     mailbox.send("x");
     var message = mailbox.receive(1, Duration.ofMinutes(1), Duration.ZERO).get(0);
-    metrics.loopListener("q").completed(message, Duration.ofMillis(20));
-    Timer t = registry.get(TetherMetrics.HANDLER_DURATION).tag("outcome", "success").timer();
-    assertThat(t.takeSnapshot().percentileValues()).hasSize(2);
-    assertThat(t.takeSnapshot().histogramCounts()).isNotEmpty();
+    plain.loopListener("q").completed(message, Duration.ofMillis(20));
+    assertThat(prometheus.scrape()).contains("tether_handler_duration_seconds_count")
+        .doesNotContain("_bucket").doesNotContain("quantile=");
+
+    PrometheusMeterRegistry withPercentiles = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    TetherMetrics percentiles = TetherMetrics.builder().handlerPercentiles(0.5, 0.99).build();
+    percentiles.bindTo(withPercentiles);
+    percentiles.loopListener("q").completed(message, Duration.ofMillis(20));
+    assertThat(withPercentiles.scrape()).contains("quantile=\"0.99\"").doesNotContain("_bucket");
+
+    PrometheusMeterRegistry withHistogram = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    TetherMetrics histogram = TetherMetrics.builder().handlerHistogram(true).build();
+    histogram.bindTo(withHistogram);
+    histogram.loopListener("q").completed(message, Duration.ofMillis(20));
+    assertThat(withHistogram.scrape()).contains("tether_handler_duration_seconds_bucket{");
   }
 }
