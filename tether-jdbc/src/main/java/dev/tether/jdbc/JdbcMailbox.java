@@ -154,7 +154,19 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
   @Override
   public String send(T body) {
-    return send(body, null, null);
+    return send(body, null, null, Map.of());
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The headers are stored in the item's {@code headers} column: at most 32 entries and 8 KiB
+   * encoded.
+   */
+  @Override
+  public String send(T body, Map<String, String> headers) {
+    Objects.requireNonNull(headers, "headers");
+    return send(body, null, null, headers);
   }
 
   @Override
@@ -166,7 +178,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
               + ") must be a JdbcMailbox on the same TetherStore as '" + queue
               + "', so that reply and acknowledge can be one transaction");
     }
-    return send(body, replyTo.name(), null);
+    return send(body, replyTo.name(), null, Map.of());
   }
 
   /**
@@ -177,7 +189,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    */
   @Override
   public String sendReply(T body, String inReplyTo) {
-    return send(body, null, parseId(inReplyTo, "inReplyTo"));
+    return send(body, null, parseId(inReplyTo, "inReplyTo"), Map.of());
   }
 
   @Override
@@ -189,11 +201,18 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     return Long.toString(call(() -> leases.enqueueWithin(item, 0), "send"));
   }
 
-  private String send(T body, String replyTo, Long replyOf) {
+  private String send(T body, String replyTo, Long replyOf, Map<String, String> headers) {
     Objects.requireNonNull(body, "body");
     checkOpen("send");
     byte[] bytes = encode(bodyCodec, body, "message body");
     NewWorkItem.Builder b = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxAttempts).replyTo(replyTo);
+    if (!headers.isEmpty()) {
+      try {
+        b.headers(headers);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidParameterException(e.getMessage() + "; nothing was sent to '" + queue + "'");
+      }
+    }
     if (replyOf != null) {
       b.replyOf(replyOf);
     }
@@ -467,6 +486,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private final T body;
     private final Lease lease;
     private volatile byte[] progress;
+    private final Map<String, String> headers;
 
     JdbcMessage(Lease lease, T body) {
       this.id = lease.itemId();
@@ -474,6 +494,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       this.body = body;
       this.lease = lease;
       this.progress = lease.progress();
+      this.headers = lease.headerMap();
     }
 
     JdbcMailbox<T, R> owner() {
@@ -526,6 +547,16 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public Optional<String> inReplyTo() {
       return Optional.ofNullable(lease.replyOf()).map(String::valueOf);
+    }
+
+    @Override
+    public Optional<String> workType() {
+      return Optional.ofNullable(lease.workType());
+    }
+
+    @Override
+    public Map<String, String> headers() {
+      return headers;
     }
 
     @Override
