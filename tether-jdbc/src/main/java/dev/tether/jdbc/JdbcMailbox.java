@@ -237,11 +237,38 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    * @throws MailboxException on a database error (the caller's transaction is theirs to roll back)
    */
   public String send(Connection connection, T body) {
+    return send(connection, body, Map.of());
+  }
+
+  /**
+   * Sends a message with headers (a trace context, say) on the caller's connection, inside the
+   * caller's transaction, as {@link #send(Connection, Object)} does; the headers are stored as
+   * {@link #send(Object, Map)} stores them.
+   *
+   * @param connection the caller's connection, on the store's database
+   * @param body the body
+   * @param headers the headers (may be empty)
+   * @return the message id
+   * @throws SerializationException if the body cannot be encoded or is too large (nothing written)
+   * @throws InvalidParameterException if the headers exceed their limits (nothing written)
+   * @throws MailboxFullException if the queue is at its capacity (nothing written)
+   * @throws MailboxException on a database error (the caller's transaction is theirs to roll back)
+   */
+  public String send(Connection connection, T body, Map<String, String> headers) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(body, "body");
+    Objects.requireNonNull(headers, "headers");
     checkOpen("send");
     byte[] bytes = encode(bodyCodec, body, "message body");
-    NewWorkItem item = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxAttempts).build();
+    NewWorkItem.Builder b = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxAttempts);
+    if (!headers.isEmpty()) {
+      try {
+        b.headers(headers);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidParameterException(e.getMessage() + "; nothing was sent");
+      }
+    }
+    NewWorkItem item = b.build();
     return Long.toString(call(() -> leases.enqueueOn(connection, item, capacity), "send"));
   }
 

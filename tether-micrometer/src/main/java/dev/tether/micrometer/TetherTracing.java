@@ -69,12 +69,28 @@ public final class TetherTracing {
    */
   public <T> String send(Mailbox<T, ?> mailbox, T body) {
     Objects.requireNonNull(mailbox, "mailbox");
-    EnqueueContext context = new EnqueueContext(mailbox.name());
+    return observeEnqueue(mailbox.name(), headers -> mailbox.send(body, headers));
+  }
+
+  /**
+   * Runs a send of the caller's own within a {@value #ENQUEUE} observation on {@code queue}: the
+   * send is given the headers carrying the trace context, to store with the message, and returns
+   * the message's id (for a send in the caller's transaction, say).
+   *
+   * @param queue the queue sent to
+   * @param send sends with the given headers and returns the message's id
+   * @return the message's id
+   * @throws RuntimeException whatever the send throws (the observation records it)
+   */
+  public String observeEnqueue(String queue, java.util.function.Function<Map<String, String>, String> send) {
+    Objects.requireNonNull(queue, "queue");
+    Objects.requireNonNull(send, "send");
+    EnqueueContext context = new EnqueueContext(queue);
     Observation observation = Observation.createNotStarted(ENQUEUE, () -> context, registry)
-        .lowCardinalityKeyValue("tether.queue", mailbox.name())
-        .contextualName("enqueue " + mailbox.name());
+        .lowCardinalityKeyValue("tether.queue", queue)
+        .contextualName("enqueue " + queue);
     return observation.observe(() -> {
-      String id = mailbox.send(body, Map.copyOf(context.getCarrier()));
+      String id = send.apply(Map.copyOf(context.getCarrier()));
       observation.highCardinalityKeyValue("tether.message.id", id);
       return id;
     });

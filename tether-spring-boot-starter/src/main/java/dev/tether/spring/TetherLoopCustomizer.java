@@ -16,4 +16,13 @@ public interface TetherLoopCustomizer {
    * @param builder the loop's builder
    */
   void customize(String queue, MainLoop.Builder<?, ?> builder);
+
+  /**
+   * Sees each loop once built, before it runs (to watch its heartbeat, say). Does nothing by
+   * default.
+   *
+   * @param queue the handler's queue
+   * @param loop the loop
+   */
+  default void built(String queue, MainLoop<?, ?> loop) {}
 }

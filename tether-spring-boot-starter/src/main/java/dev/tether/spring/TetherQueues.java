@@ -53,6 +53,7 @@ public final class TetherQueues {
   private final Map<String, Integer> budgets;
   private final int defaultMaxAttempts;
   private final Map<String, JdbcMailbox<byte[], byte[]>> mailboxes = new ConcurrentHashMap<>();
+  private volatile TetherSendObserver observer = TetherSendObserver.NONE;
 
   /**
    * Creates the sender.
@@ -118,7 +119,7 @@ public final class TetherQueues {
     }
     JdbcMailbox<byte[], byte[]> mailbox = mailbox(queue);
     if (!TransactionSynchronizationManager.isActualTransactionActive()) {
-      return mailbox.send(bytes);
+      return observer.observe(queue, headers -> mailbox.send(bytes, headers));
     }
     if (transactional == null) {
       throw new IllegalStateException("a transaction is active, but the Tether store is not on the"
@@ -134,7 +135,7 @@ public final class TetherQueues {
     Connection connection = DataSourceUtils.getConnection(transactional);
     String id;
     try {
-      id = mailbox.send(connection, bytes);
+      id = observer.observe(queue, headers -> mailbox.send(connection, bytes, headers));
     } finally {
       DataSourceUtils.releaseConnection(connection, transactional);
     }
@@ -147,6 +148,15 @@ public final class TetherQueues {
       });
     }
     return id;
+  }
+
+  /**
+   * Sets what wraps each send (tracing); {@link TetherSendObserver#NONE} by default.
+   *
+   * @param observer the observer
+   */
+  public void observer(TetherSendObserver observer) {
+    this.observer = Objects.requireNonNull(observer, "observer");
   }
 
   /**

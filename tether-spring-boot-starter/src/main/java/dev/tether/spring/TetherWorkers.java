@@ -98,7 +98,7 @@ public final class TetherWorkers implements SmartLifecycle {
 
   private final Object lock = new Object();
   private LoopGroup group; // guarded by lock
-  private RecoverySweep sweep; // guarded by lock
+  private final RecoverySweep sweep; // null: this process does not sweep
   private Thread runner; // guarded by lock
   private final List<JdbcMailbox<?, ?>> mailboxes = new ArrayList<>(); // guarded by lock
   private volatile boolean running;
@@ -118,6 +118,17 @@ public final class TetherWorkers implements SmartLifecycle {
     this.settings = Objects.requireNonNull(settings, "settings");
     this.customizers = List.copyOf(customizers);
     this.workerId = ManagementFactory.getRuntimeMXBean().getName(); // pid@host
+    this.sweep = settings.sweep() ? new RecoverySweep(store,
+        dev.tether.jdbc.RecoverySweepConfig.builder().scanInterval(settings.sweepInterval()).build()) : null;
+  }
+
+  /**
+   * Returns the recovery sweep this process runs while started (for its metrics).
+   *
+   * @return the sweep, or empty when {@code tether.sweep.enabled} is false
+   */
+  public java.util.Optional<RecoverySweep> sweep() {
+    return java.util.Optional.ofNullable(sweep);
   }
 
   @Override
@@ -132,9 +143,7 @@ public final class TetherWorkers implements SmartLifecycle {
           loops.add(loop(spec, i));
         }
       }
-      if (settings.sweep()) {
-        sweep = new RecoverySweep(store,
-            dev.tether.jdbc.RecoverySweepConfig.builder().scanInterval(settings.sweepInterval()).build());
+      if (sweep != null) {
         sweep.start();
       }
       if (!loops.isEmpty()) {
@@ -183,7 +192,11 @@ public final class TetherWorkers implements SmartLifecycle {
     for (TetherLoopCustomizer c : customizers) {
       c.customize(spec.queue(), b);
     }
-    return b.build();
+    MainLoop<Object, Object> loop = b.build();
+    for (TetherLoopCustomizer c : customizers) {
+      c.built(spec.queue(), loop);
+    }
+    return loop;
   }
 
   @Override
@@ -212,7 +225,6 @@ public final class TetherWorkers implements SmartLifecycle {
       s = sweep;
       group = null;
       runner = null;
-      sweep = null;
     }
     Consumer<Runnable> drain = cb -> {
       try {

@@ -9,6 +9,7 @@ import dev.tether.spring.BodyCodecs;
 import dev.tether.spring.TetherHandler;
 import dev.tether.spring.TetherLoopCustomizer;
 import dev.tether.spring.TetherQueues;
+import dev.tether.spring.TetherSendObserver;
 import dev.tether.spring.TetherWorkers;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -146,12 +147,13 @@ public class TetherAutoConfiguration {
    * @param store the store
    * @param handlers the handlers (their codecs and budgets)
    * @param dataSource the application's data source, if any
+   * @param observer what wraps each send (tracing), if any
    * @return the sender
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public TetherQueues tetherQueues(TetherProperties properties, TetherStore store, TetherHandlers handlers,
-      ObjectProvider<DataSource> dataSource) {
+      ObjectProvider<DataSource> dataSource, ObjectProvider<TetherSendObserver> observer) {
     DataSource ds = dataSource.getIfUnique();
     DataSource transactional = ds != null && store.dataSource() == ds ? ds : null;
     Map<String, Codec<?>> codecs = new HashMap<>();
@@ -160,8 +162,10 @@ public class TetherAutoConfiguration {
       codecs.put(spec.queue(), spec.requestCodec());
       budgets.put(spec.queue(), spec.maxAttempts());
     }
-    return new TetherQueues(store, transactional, handlers.codecs(), codecs, budgets,
+    TetherQueues queues = new TetherQueues(store, transactional, handlers.codecs(), codecs, budgets,
         properties.getHandlerDefaults().getMaxAttempts());
+    observer.ifAvailable(queues::observer);
+    return queues;
   }
 
   /**

@@ -22,6 +22,7 @@ public class TetherProperties {
   private final HandlerDefaults handlerDefaults = new HandlerDefaults();
   private final HealthServer healthServer = new HealthServer();
   private final Health health = new Health();
+  private final Metrics metrics = new Metrics();
 
   /**
    * Returns whether Tether is configured.
@@ -93,6 +94,85 @@ public class TetherProperties {
    */
   public Health getHealth() {
     return health;
+  }
+
+  /**
+   * Returns the Micrometer settings.
+   *
+   * @return {@code tether.metrics.*}
+   */
+  public Metrics getMetrics() {
+    return metrics;
+  }
+
+  /** Micrometer meters, when Micrometer is present ({@code tether.metrics.*}). */
+  public static class Metrics {
+    /**
+     * Whether this process exports the store-wide gauges (items by queue and status, read from
+     * the store at most every refresh). Turn it on in one process per store, not in every worker,
+     * so that the same series is not exported once per worker.
+     */
+    private boolean queueDepth;
+
+    /** How often the store-wide gauges are read from the store at most. */
+    private Duration queueDepthRefresh = Duration.ofSeconds(15);
+
+    /** Whether the handler-duration timer publishes a histogram (for percentiles in Prometheus). */
+    private boolean handlerHistogram;
+
+    /**
+     * Returns whether the store-wide gauges are exported.
+     *
+     * @return false by default
+     */
+    public boolean isQueueDepth() {
+      return queueDepth;
+    }
+
+    /**
+     * Sets whether the store-wide gauges are exported.
+     *
+     * @param queueDepth the flag
+     */
+    public void setQueueDepth(boolean queueDepth) {
+      this.queueDepth = queueDepth;
+    }
+
+    /**
+     * Returns the refresh of the store-wide gauges.
+     *
+     * @return the refresh
+     */
+    public Duration getQueueDepthRefresh() {
+      return queueDepthRefresh;
+    }
+
+    /**
+     * Sets the refresh of the store-wide gauges.
+     *
+     * @param queueDepthRefresh the refresh
+     */
+    public void setQueueDepthRefresh(Duration queueDepthRefresh) {
+      this.queueDepthRefresh = queueDepthRefresh;
+    }
+
+    /**
+     * Returns whether the handler timer publishes a histogram.
+     *
+     * @return false by default
+     */
+    public boolean isHandlerHistogram() {
+      return handlerHistogram;
+    }
+
+    /**
+     * Sets whether the handler timer publishes a histogram.
+     *
+     * @param handlerHistogram the flag
+     */
+    public void setHandlerHistogram(boolean handlerHistogram) {
+      this.handlerHistogram = handlerHistogram;
+    }
   }
 
   /** Where Tether keeps its tables ({@code tether.store.*}). */
