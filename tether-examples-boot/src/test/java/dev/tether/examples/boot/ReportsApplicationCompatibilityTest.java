@@ -20,7 +20,20 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.annotation.DirtiesContext;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.tracing.Span;
+import io.micrometer.tracing.TraceContext;
+import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
+import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandler;
+import io.micrometer.tracing.handler.PropagatingSenderTracingObservationHandler;
+import io.micrometer.tracing.propagation.Propagator;
+import io.micrometer.tracing.test.simple.SimpleSpan;
+import io.micrometer.tracing.test.simple.SimpleTracer;
 
 /**
  * The example application end to end, on each engine (a subclass per engine): a rolled-back
@@ -37,8 +50,11 @@ import org.springframework.test.annotation.DirtiesContext;
       "tether.handler-defaults.concurrency=2",
       "tether.worker.wait-time=500ms",
       "tether.worker.watchdog.enabled=false",
-      "reports.page-time=300ms"
+      "reports.page-time=300ms",
+      "tether.metrics.queue-depth=true",
+      "tether.metrics.queue-depth-refresh=1s"
     })
+@Import(ReportsApplicationCompatibilityTest.Tracing.class)
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 abstract class ReportsApplicationCompatibilityTest {
   static final Duration VISIBILITY = Duration.ofSeconds(3);
@@ -116,6 +132,96 @@ abstract class ReportsApplicationCompatibilityTest {
     HttpResponse<String> liveness = get("/actuator/health/liveness");
     assertThat(liveness.statusCode()).isEqualTo(200);
     assertThat(liveness.body()).contains("\"tetherLiveness\"").contains("reports-1");
+  }
+
+  @Test
+  void prometheusShowsTethersMeters() throws Exception {
+    HttpResponse<String> ok = post("/reports", "{\"title\":\"metered\",\"pages\":1}");
+    long id = Long.parseLong(ok.body().replaceAll(".*\"message\":\"(\\d+)\".*", "$1"));
+    await().atMost(Duration.ofSeconds(60)).until(() -> status(id) == WorkStatus.COMPLETED);
+    await().atMost(Duration.ofSeconds(30)).until(() ->
+        get("/actuator/prometheus").body().contains("tether_handler_duration_seconds_count{outcome=\"success\""));
+    String text = get("/actuator/prometheus").body();
+    assertThat(text)
+        .contains("tether_lease_extensions_total{queue=\"reports\"")
+        .contains("tether_loop_heartbeat_age_seconds{loop=\"reports-1\"}")
+        .contains("tether_items_in_flight{queue=\"reports\"}")
+        .contains("tether_sweep_scans_total")
+        .contains("tether_queue_items{queue=\"reports\",status=\"completed\"}");
+  }
+
+  @Test
+  void aTraceLinksTheRequestsSendToItsProcessing() throws Exception {
+    HttpResponse<String> ok = post("/reports", "{\"title\":\"traced\",\"pages\":1}");
+    String id = ok.body().replaceAll(".*\"message\":\"(\\d+)\".*", "$1");
+    await().atMost(Duration.ofSeconds(60)).until(() -> status(Long.parseLong(id)) == WorkStatus.COMPLETED);
+    await().atMost(Duration.ofSeconds(10)).until(() -> processSpan(id) != null);
+    SimpleSpan process = processSpan(id);
+    SimpleSpan enqueue = tracer.getSpans().stream()
+        .filter(s -> "enqueue reports".equals(s.getName()) && id.equals(s.getTags().get("tether.message.id")))
+        .findFirst().orElseThrow();
+    assertThat(process.getTraceId()).isEqualTo(enqueue.getTraceId());
+    assertThat(process.getParentId()).isEqualTo(enqueue.getSpanId());
+    SimpleSpan parentOfEnqueue = tracer.getSpans().stream()
+        .filter(s -> s.getSpanId().equals(enqueue.getParentId())).findFirst().orElseThrow();
+    assertThat(parentOfEnqueue.getTags()).as("the HTTP request's span").containsEntry("uri", "/reports");
+  }
+
+  @Autowired SimpleTracer tracer;
+
+  SimpleSpan processSpan(String id) {
+    return tracer.getSpans().stream()
+        .filter(s -> "process reports".equals(s.getName()) && id.equals(s.getTags().get("tether.message.id")))
+        .findFirst().orElse(null);
+  }
+
+  /** A tracer for the test: spans kept in memory, trace context propagated as one header. */
+  @TestConfiguration(proxyBeanMethods = false)
+  static class Tracing {
+    @Bean
+    SimpleTracer simpleTracer() {
+      return new SimpleTracer();
+    }
+
+    @Bean
+    ObservationHandler<Observation.Context> tracingHandlers(SimpleTracer tracer) {
+      Propagator propagator = new OneHeaderPropagator(tracer);
+      return new ObservationHandler.FirstMatchingCompositeObservationHandler(
+          new PropagatingSenderTracingObservationHandler<>(tracer, propagator),
+          new PropagatingReceiverTracingObservationHandler<>(tracer, propagator),
+          new DefaultTracingObservationHandler(tracer));
+    }
+  }
+
+  /** Propagates one header, {@code traceId-spanId}. */
+  static final class OneHeaderPropagator implements Propagator {
+    private static final String FIELD = "x-trace";
+    private final SimpleTracer tracer;
+
+    OneHeaderPropagator(SimpleTracer tracer) {
+      this.tracer = tracer;
+    }
+
+    @Override
+    public List<String> fields() {
+      return List.of(FIELD);
+    }
+
+    @Override
+    public <C> void inject(TraceContext context, C carrier, Setter<C> setter) {
+      setter.set(carrier, FIELD, context.traceId() + "-" + context.spanId());
+    }
+
+    @Override
+    public <C> Span.Builder extract(C carrier, Getter<C> getter) {
+      String value = getter.get(carrier, FIELD);
+      if (value == null) {
+        return tracer.spanBuilder();
+      }
+      int dash = value.indexOf('-');
+      return tracer.spanBuilder().setParent(tracer.traceContextBuilder()
+          .traceId(value.substring(0, dash)).spanId(value.substring(dash + 1)).sampled(true).build());
+    }
   }
 
   WorkStatus status(long id) {
