@@ -198,6 +198,16 @@ final class PostgresEngine implements StoreEngine {
 
   @Override
   public void createSchema(Connection c, String schema) throws SQLException {
+    // An existing schema is left alone without asking for the CREATE privilege on the database
+    // (an operator may have created it for a role that has none).
+    try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = lower(?)")) {
+      ps.setString(1, schema);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return;
+        }
+      }
+    }
     // Locked on the key lockMigrations takes once the schema is current, so that processes
     // creating the same schema at once neither collide nor migrate it twice.
     try (PreparedStatement ps = c.prepareStatement(

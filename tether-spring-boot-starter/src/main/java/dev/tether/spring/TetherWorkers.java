@@ -47,6 +47,9 @@ public final class TetherWorkers implements SmartLifecycle {
 
   private static final Logger LOG = LoggerFactory.getLogger(TetherWorkers.class);
 
+  /** How long handlers interrupted at the end of the shutdown timeout have to hand back. */
+  private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(5);
+
   /**
    * The group's settings.
    *
@@ -230,8 +233,22 @@ public final class TetherWorkers implements SmartLifecycle {
       try {
         if (g != null) {
           if (!g.shutdown(settings.shutdownTimeout())) {
-            LOG.warn("Tether loops did not all stop within {}; their items go back to the queue"
-                + " when their leases run out", settings.shutdownTimeout());
+            // The group interrupted the handlers still running: give them a moment to hand their
+            // messages back while the store is still open.
+            long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
+            while (g.loops().stream().anyMatch(WorkLoop::isRunning) && System.nanoTime() - until < 0) {
+              try {
+                Thread.sleep(20);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+              }
+            }
+            if (g.loops().stream().anyMatch(WorkLoop::isRunning)) {
+              LOG.warn("Tether loops did not all stop within {} (and {} more after an interrupt);"
+                  + " their messages go back to the queue when their leases run out",
+                  settings.shutdownTimeout(), STRAGGLER_GRACE);
+            }
           }
           if (t != null) {
             try {

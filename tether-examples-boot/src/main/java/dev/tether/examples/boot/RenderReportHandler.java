@@ -1,6 +1,7 @@
 package dev.tether.examples.boot;
 
 import dev.tether.loop.WorkContext;
+import dev.tether.loop.WorkStoppedException;
 import dev.tether.spring.TetherHandler;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
@@ -11,7 +12,8 @@ import org.springframework.stereotype.Component;
  * Renders reports page by page. Each page is proof of work: the handler beats after it, so the
  * lease is extended for as long as pages keep coming, however long the report, and a worker
  * that hangs loses the report to another after the visibility timeout. The last page done is a
- * checkpoint: a report whose worker died resumes after it.
+ * checkpoint: a report whose worker died, or was stopped at the end of the application's drain
+ * timeout, resumes after it.
  */
 @Component
 public class RenderReportHandler implements TetherHandler<RenderReport, RenderedReport> {
@@ -38,11 +40,16 @@ public class RenderReportHandler implements TetherHandler<RenderReport, Rendered
   public RenderedReport handle(RenderReport request, WorkContext context) throws InterruptedException {
     int first = context.lastCheckpointAsString().map(Integer::parseInt).orElse(0) + 1;
     for (int page = first; page <= request.pages(); page++) {
-      if (context.shouldStop()) {
-        throw new InterruptedException("stopped at page " + page + " of report " + request.reportId());
+      try {
+        Thread.sleep(pageTime.toMillis()); // rendering one page
+      } catch (InterruptedException e) {
+        if (context.isShutdownRequested()) { // the drain timeout ended: another worker resumes
+          throw new WorkStoppedException(WorkStoppedException.Reason.SHUTDOWN, "report "
+              + request.reportId() + " handed back before page " + page + ": the application is stopping", e);
+        }
+        throw e;
       }
-      Thread.sleep(pageTime.toMillis()); // rendering one page
-      context.checkpoint(Integer.toString(page));
+      context.checkpoint(Integer.toString(page)); // refused once the lease is lost or cancelled
       context.beat();
     }
     jdbc.update("UPDATE reports SET status = 'rendered' WHERE id = ?", request.reportId());
