@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * Traces work from its enqueue to its processing, in another process if need be, with Micrometer
@@ -69,12 +70,30 @@ public final class TetherTracing {
    */
   public <T> String send(Mailbox<T, ?> mailbox, T body) {
     Objects.requireNonNull(mailbox, "mailbox");
-    EnqueueContext context = new EnqueueContext(mailbox.name());
+    return send(mailbox.name(), headers -> mailbox.send(body, headers));
+  }
+
+  /**
+   * Runs an enqueue of the caller's own making within a {@value #ENQUEUE} observation: {@code
+   * enqueue} gets the headers to store with the item (the trace context) and returns the new
+   * item's id. For enqueues that do not go through a {@link Mailbox}, such as {@code
+   * LeaseManager.enqueue(connection, NewWorkItem.builder(queue)...headers(headers).build())}
+   * inside the caller's transaction.
+   *
+   * @param queue the queue enqueued to
+   * @param enqueue writes the item with the given headers and returns its id
+   * @return the id {@code enqueue} returned
+   * @throws RuntimeException whatever {@code enqueue} throws (the observation records it)
+   */
+  public String send(String queue, Function<Map<String, String>, String> enqueue) {
+    Objects.requireNonNull(queue, "queue");
+    Objects.requireNonNull(enqueue, "enqueue");
+    EnqueueContext context = new EnqueueContext(queue);
     Observation observation = Observation.createNotStarted(ENQUEUE, () -> context, registry)
-        .lowCardinalityKeyValue("tether.queue", mailbox.name())
-        .contextualName("enqueue " + mailbox.name());
+        .lowCardinalityKeyValue("tether.queue", queue)
+        .contextualName("enqueue " + queue);
     return observation.observe(() -> {
-      String id = mailbox.send(body, Map.copyOf(context.getCarrier()));
+      String id = enqueue.apply(Map.copyOf(context.getCarrier()));
       observation.highCardinalityKeyValue("tether.message.id", id);
       return id;
     });
