@@ -156,6 +156,9 @@ class EndToEndIT {
       await().atMost(Duration.ofSeconds(10)).until(() -> httpGet(base + "/health/ready").startsWith("200"));
       assertThat(httpGet(base + "/health/live")).startsWith("200");
       await().atMost(Duration.ofSeconds(30)).until(() -> "completed".equals(t.status(id)));
+      // the store gauges of a queue appear from the scrape after the read that found it
+      await().atMost(Duration.ofSeconds(30)).until(() -> httpGet(base + "/metrics")
+          .matches("(?s).*tether_queue_items\\{queue=\"default\",status=\"completed\"} 1(\\.0)?\n.*"));
       String metrics = httpGet(base + "/metrics");
       assertThat(metrics).startsWith("200")
           .containsPattern("tether_queue_items\\{queue=\"default\",status=\"completed\"} 1(\\.0)?\n")

@@ -174,6 +174,7 @@ public final class TetherMetrics implements MeterBinder {
               l -> (double) l.heartbeat().elapsedNanos())
           .description("Time since the loop last beat")
           .tag("loop", loops.of(loop.name()))
+          .strongReference(true)
           .register(registry);
     }
     return this;
@@ -212,6 +213,7 @@ public final class TetherMetrics implements MeterBinder {
       Gauge.builder(IN_FLIGHT, inFlight, AtomicInteger::get)
           .description("Messages being handled now by this process")
           .tag("queue", queue)
+          .strongReference(true)
           .register(registry);
     }
 

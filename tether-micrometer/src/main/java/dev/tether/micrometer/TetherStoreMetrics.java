@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Store-wide gauges read from a {@link TetherStore}: {@value #QUEUE_ITEMS}{@code {queue, status}}
- * (items by queue and status) and {@value #STORE_CHECKPOINTS}{@code {kind}} (audit checkpoints kept
+ * (items by queue and status), {@value #STORE_QUEUES} (how many queues) and {@value #STORE_CHECKPOINTS}{@code {kind}} (audit checkpoints kept
  * in the store, by kind; they drop when retention or a purge deletes some, so they are gauges, not
  * counters).
  *
@@ -44,6 +44,8 @@ public final class TetherStoreMetrics implements MeterBinder {
   public static final String QUEUE_ITEMS = "tether.queue.items";
   /** Audit checkpoints kept in the store, by kind (gauge). */
   public static final String STORE_CHECKPOINTS = "tether.store.checkpoints";
+  /** Queues in the store (gauge). */
+  public static final String STORE_QUEUES = "tether.store.queues";
   /** Default time between two reads of the store. */
   public static final Duration DEFAULT_REFRESH = Duration.ofSeconds(15);
   /** Default cap on distinct queue tag values when no queue names are configured. */
@@ -61,6 +63,7 @@ public final class TetherStoreMetrics implements MeterBinder {
   private final Object refreshLock = new Object();
 
   private volatile Snapshot snapshot; // null until first read
+  private volatile boolean triggerRegistered;
   private volatile long readAt;
   private boolean failing; // guarded by refreshLock
 
@@ -109,10 +112,24 @@ public final class TetherStoreMetrics implements MeterBinder {
     queueNames.forEach(this::registerQueue);
   }
 
+  /**
+   * Registers the gauges with {@code registry}. The store is first read when a gauge is first
+   * read; the gauges of a queue (or checkpoint kind) are registered when a read first finds it,
+   * so they appear from the next scrape on; {@value #STORE_QUEUES} is there from the start and its
+   * reading is what refreshes the figures when no queue is known yet.
+   *
+   * @param registry the registry
+   */
   @Override
   public void bindTo(MeterRegistry registry) {
     this.registry.add(Objects.requireNonNull(registry, "registry"));
-    current(); // a first read registers the gauges of the queues and kinds already there
+    if (!triggerRegistered) {
+      triggerRegistered = true;
+      Gauge.builder(STORE_QUEUES, this, m -> m.current().queues())
+          .description("Queues in the store (read from the store, cached)")
+          .strongReference(true) // a binder created and bound in one expression must live on
+          .register(this.registry);
+    }
   }
 
   /** The figures, read again when older than the refresh interval. */
@@ -152,12 +169,14 @@ public final class TetherStoreMetrics implements MeterBinder {
 
   private Snapshot read() {
     Map<String, Long> depth = new HashMap<>();
+    Set<String> names = new java.util.HashSet<>();
     for (QueueCount c : depthReader.get()) {
+      names.add(c.queue());
       depth.merge(key(queues.of(c.queue()), c.status()), c.count(), Long::sum);
     }
     Map<String, Long> cps = new HashMap<>();
     checkpointReader.get().forEach((kind, n) -> cps.merge(kinds.of(kind), n, Long::sum));
-    return new Snapshot(depth, cps, false);
+    return new Snapshot(depth, cps, names.size(), false);
   }
 
   private static String key(String queueTag, WorkStatus status) {
@@ -174,6 +193,7 @@ public final class TetherStoreMetrics implements MeterBinder {
           .description("Items in the store by queue and status (read from the store, cached)")
           .tag("queue", tag)
           .tag("status", status.dbValue())
+          .strongReference(true)
           .register(registry);
     }
   }
@@ -186,20 +206,28 @@ public final class TetherStoreMetrics implements MeterBinder {
         .description("Audit checkpoints kept in the store, by kind (drops after retention or a"
             + " purge)")
         .tag("kind", kind)
+        .strongReference(true)
         .register(registry);
   }
 
   private static final class Snapshot {
-    static final Snapshot FAILED = new Snapshot(Map.of(), Map.of(), true);
+    static final Snapshot FAILED = new Snapshot(Map.of(), Map.of(), 0, true);
 
     final Map<String, Long> depth;
     final Map<String, Long> checkpoints;
+    final int queueCount;
     final boolean failed;
 
-    Snapshot(Map<String, Long> depth, Map<String, Long> checkpoints, boolean failed) {
+    Snapshot(Map<String, Long> depth, Map<String, Long> checkpoints, int queueCount,
+        boolean failed) {
       this.depth = depth;
       this.checkpoints = checkpoints;
+      this.queueCount = queueCount;
       this.failed = failed;
+    }
+
+    double queues() {
+      return failed ? Double.NaN : queueCount;
     }
 
     double depth(String key) {

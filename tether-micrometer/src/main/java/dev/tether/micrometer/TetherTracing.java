@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * Traces work from its enqueue to its processing, in another process if need be, with Micrometer
@@ -69,28 +70,30 @@ public final class TetherTracing {
    */
   public <T> String send(Mailbox<T, ?> mailbox, T body) {
     Objects.requireNonNull(mailbox, "mailbox");
-    return observeEnqueue(mailbox.name(), headers -> mailbox.send(body, headers));
+    return send(mailbox.name(), headers -> mailbox.send(body, headers));
   }
 
   /**
-   * Runs a send of the caller's own within a {@value #ENQUEUE} observation on {@code queue}: the
-   * send is given the headers carrying the trace context, to store with the message, and returns
-   * the message's id (for a send in the caller's transaction, say).
+   * Runs an enqueue of the caller's own making within a {@value #ENQUEUE} observation: {@code
+   * enqueue} gets the headers to store with the item (the trace context) and returns the new
+   * item's id. For enqueues that do not go through a {@link Mailbox}, such as {@code
+   * LeaseManager.enqueue(connection, NewWorkItem.builder(queue)...headers(headers).build())}
+   * inside the caller's transaction.
    *
-   * @param queue the queue sent to
-   * @param send sends with the given headers and returns the message's id
-   * @return the message's id
-   * @throws RuntimeException whatever the send throws (the observation records it)
+   * @param queue the queue enqueued to
+   * @param enqueue writes the item with the given headers and returns its id
+   * @return the id {@code enqueue} returned
+   * @throws RuntimeException whatever {@code enqueue} throws (the observation records it)
    */
-  public String observeEnqueue(String queue, java.util.function.Function<Map<String, String>, String> send) {
+  public String send(String queue, Function<Map<String, String>, String> enqueue) {
     Objects.requireNonNull(queue, "queue");
-    Objects.requireNonNull(send, "send");
+    Objects.requireNonNull(enqueue, "enqueue");
     EnqueueContext context = new EnqueueContext(queue);
     Observation observation = Observation.createNotStarted(ENQUEUE, () -> context, registry)
         .lowCardinalityKeyValue("tether.queue", queue)
         .contextualName("enqueue " + queue);
     return observation.observe(() -> {
-      String id = send.apply(Map.copyOf(context.getCarrier()));
+      String id = enqueue.apply(Map.copyOf(context.getCarrier()));
       observation.highCardinalityKeyValue("tether.message.id", id);
       return id;
     });

@@ -25,6 +25,11 @@ class TetherStoreMetricsTest {
   @TempDir Path dir;
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
+  /** Reads the store the way a scrape does: through the gauge that is always there. */
+  private double queues() {
+    return registry.get(TetherStoreMetrics.STORE_QUEUES).gauge().value();
+  }
+
   private double items(String queue, String status) {
     return registry.get(TetherStoreMetrics.QUEUE_ITEMS).tag("queue", queue).tag("status", status)
         .gauge().value();
@@ -40,6 +45,7 @@ class TetherStoreMetricsTest {
       jobs.receive(1, Duration.ofMinutes(1), Duration.ZERO).get(0).acknowledge();
       SettableTicker ticker = new SettableTicker();
       new TetherStoreMetrics(store, Duration.ofSeconds(15), Set.of(), ticker).bindTo(registry);
+      assertThat(queues()).isEqualTo(1);
       assertThat(items("jobs", "pending")).isEqualTo(1);
       assertThat(items("jobs", "completed")).isEqualTo(1);
       assertThat(items("jobs", "failed")).isZero();
@@ -56,6 +62,8 @@ class TetherStoreMetricsTest {
       return List.copyOf(rows);
     }, Map::of, Duration.ofSeconds(10), Set.of(), ticker);
     m.bindTo(registry);
+    assertThat(reads).as("nothing is read before a scrape").hasValue(0);
+    assertThat(queues()).isEqualTo(1);
     assertThat(items("a", "pending")).isEqualTo(3);
     rows.add(new QueueCount("b", WorkStatus.FAILED, 2));
     rows.set(0, new QueueCount("a", WorkStatus.PENDING, 5));
@@ -67,6 +75,7 @@ class TetherStoreMetricsTest {
     assertThat(items("a", "pending")).isEqualTo(5);
     assertThat(reads).hasValue(2);
     assertThat(items("b", "failed")).isEqualTo(2);
+    assertThat(queues()).isEqualTo(2);
   }
 
   @Test
@@ -77,6 +86,7 @@ class TetherStoreMetricsTest {
         new QueueCount("tenant-2", WorkStatus.PENDING, 4)), Map::of, Duration.ofSeconds(10),
         Set.of("a"), new SettableTicker());
     m.bindTo(registry);
+    assertThat(queues()).isEqualTo(3);
     assertThat(items("a", "pending")).isEqualTo(1);
     assertThat(items(TetherMetrics.OTHER, "pending")).isEqualTo(6);
     assertThat(registry.find(TetherStoreMetrics.QUEUE_ITEMS).tag("queue", "tenant-1").gauge()).isNull();
@@ -93,9 +103,11 @@ class TetherStoreMetricsTest {
       return List.of(new QueueCount("a", WorkStatus.PENDING, 1));
     }, Map::of, Duration.ofSeconds(1), Set.of(), ticker);
     m.bindTo(registry);
+    assertThat(queues()).isEqualTo(1);
     assertThat(items("a", "pending")).isEqualTo(1);
     ticker.advance(Duration.ofSeconds(1));
     assertThat(items("a", "pending")).isNaN();
+    assertThat(queues()).isNaN();
     ticker.advance(Duration.ofSeconds(1));
     assertThat(items("a", "pending")).isEqualTo(1);
   }
@@ -108,11 +120,31 @@ class TetherStoreMetricsTest {
     TetherStoreMetrics m = new TetherStoreMetrics(List::of, counts::get,
         Duration.ofSeconds(1), Set.of(), ticker);
     m.bindTo(registry);
+    queues();
     var gauge = registry.get(TetherStoreMetrics.STORE_CHECKPOINTS).tag("kind", "lease_expired").gauge();
     assertThat(gauge.value()).isEqualTo(4);
     counts.set(Map.of("lease_expired", 1L)); // a purge
     ticker.advance(Duration.ofSeconds(1));
     assertThat(gauge.value()).isEqualTo(1);
+  }
+
+  @Test
+  void aBinderBoundAndDroppedInOneExpressionKeepsReporting() {
+    // new TetherStoreMetrics(store).bindTo(registry), nothing else holding it: the registry must
+    java.lang.ref.WeakReference<TetherStoreMetrics> ref = bindAndDrop();
+    for (int i = 0; i < 5 && ref.get() != null; i++) {
+      System.gc();
+    }
+    assertThat(ref.get()).as("the registry keeps the binder its gauges read").isNotNull();
+    assertThat(queues()).isEqualTo(1);
+  }
+
+  private java.lang.ref.WeakReference<TetherStoreMetrics> bindAndDrop() {
+    TetherStoreMetrics m = new TetherStoreMetrics(
+        () -> List.of(new QueueCount("a", WorkStatus.PENDING, 1)), Map::of, Duration.ofSeconds(10),
+        Set.of(), new SettableTicker());
+    m.bindTo(registry);
+    return new java.lang.ref.WeakReference<>(m);
   }
 
   @Test

@@ -121,6 +121,21 @@ class TetherTracingTest {
   }
 
   @Test
+  void anEnqueueOfTheCallersOwnCarriesTheTraceToo() {
+    try (TetherStore store = TetherStore.open(dir.resolve("own.db").toString())) {
+      Process producer = new Process();
+      String id = new TetherTracing(producer.registry).send("jobs", headers -> Long.toString(
+          new dev.tether.jdbc.LeaseManager(store, "producer").enqueue(
+              dev.tether.jdbc.NewWorkItem.builder("jobs").input("x").headers(headers).build())));
+      var message = JdbcMailbox.ofStrings(store, "jobs").receive(1, Duration.ofMinutes(1), Duration.ZERO).get(0);
+      assertThat(message.id()).isEqualTo(id);
+      SimpleSpan enqueue = producer.span("enqueue jobs");
+      assertThat(message.headers())
+          .containsEntry(TestPropagator.FIELD, enqueue.getTraceId() + "-" + enqueue.getSpanId());
+    }
+  }
+
+  @Test
   void withoutATracerNothingIsStoredAndProcessingStillObserved() {
     try (TetherStore store = TetherStore.open(dir.resolve("n.db").toString())) {
       TestObservationRegistry registry = TestObservationRegistry.create();

@@ -147,7 +147,7 @@ public class TetherMetricsAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     TetherSendObserver tetherTracingSendObserver(TetherTracing tracing) {
-      return tracing::observeEnqueue;
+      return tracing::send;
     }
   }
 }
