@@ -220,7 +220,8 @@ class TetherAutoConfigurationTest {
       String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
       assertThat(json).contains("\"tether.store.url\"", "\"tether.store.schema\"", "\"tether.store.migrate\"",
           "\"tether.worker.shutdown-timeout\"", "\"tether.handler-defaults.visibility\"",
-          "\"tether.health-server.enabled\"", "\"tether.worker.watchdog.threshold\"");
+          "\"tether.health-server.enabled\"", "\"tether.worker.watchdog.threshold\"",
+          "\"tether.metrics.queue-depth\"", "\"value\": \"validate\"");
     }
   }
 }
