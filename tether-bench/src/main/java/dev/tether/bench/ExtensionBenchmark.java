@@ -3,6 +3,8 @@ package dev.tether.bench;
 import dev.tether.Heartbeat;
 import dev.tether.LeaseExtender;
 import dev.tether.LeaseExtenderConfig;
+import dev.tether.micrometer.TetherMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import dev.tether.mailbox.InMemoryMailbox;
 import dev.tether.mailbox.Message;
 import dev.tether.test.SettableTicker;
@@ -37,21 +39,19 @@ public class ExtensionBenchmark {
   private static final Duration INTERVAL = Duration.ofSeconds(1);
 
   /** A heartbeat on a settable ticker with an extender attached to an in-memory message. */
-  @State(Scope.Thread)
-  public static class Attached {
+  public abstract static class Base {
     InMemoryMailbox<String, String> mailbox;
     SettableTicker ticker;
     Heartbeat heartbeat;
     LeaseExtender.Attachment attachment;
 
-    @Setup(Level.Trial)
-    public void setUp() {
+    void init(LeaseExtender.Listener listener) {
       mailbox = InMemoryMailbox.<String, String>builder("bench").build();
       mailbox.send("work");
       Message<String, String> message = mailbox.receive(1, Duration.ofMinutes(10), Duration.ZERO).get(0);
       ticker = new SettableTicker();
       heartbeat = new Heartbeat(ticker);
-      attachment = new LeaseExtender(LeaseExtenderConfig.of(INTERVAL, Duration.ofMinutes(5)))
+      attachment = new LeaseExtender(LeaseExtenderConfig.of(INTERVAL, Duration.ofMinutes(5)), listener)
           .attach(message, heartbeat);
     }
 
@@ -63,6 +63,34 @@ public class ExtensionBenchmark {
       attachment.close();
       mailbox.close();
     }
+  }
+
+  /** The extender without a listener. */
+  @State(Scope.Thread)
+  public static class Attached extends Base {
+    @Setup(Level.Trial)
+    public void setUp() {
+      init(LeaseExtender.Listener.NONE);
+    }
+  }
+
+  /** The extender reporting each extension to {@code TetherMetrics} (bound to a registry). */
+  @State(Scope.Thread)
+  public static class AttachedWithMetrics extends Base {
+    @Setup(Level.Trial)
+    public void setUpWithMetrics() {
+      TetherMetrics metrics = TetherMetrics.builder().build();
+      metrics.bindTo(new SimpleMeterRegistry());
+      init(metrics.extenderListener("bench"));
+    }
+  }
+
+  /** Every beat extends the lease and counts it in {@code tether.lease.extensions}. */
+  @Benchmark
+  public long beatWithExtensionDueAndMetrics(AttachedWithMetrics a) {
+    a.ticker.advance(INTERVAL);
+    a.heartbeat.beat();
+    return a.attachment.extensions();
   }
 
   /** Every beat extends the lease: the ticker moves one interval before each beat. */

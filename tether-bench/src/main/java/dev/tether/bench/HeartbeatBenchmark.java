@@ -4,6 +4,8 @@ import dev.tether.CoarseTicker;
 import dev.tether.Heartbeat;
 import dev.tether.LeaseExtender;
 import dev.tether.LeaseExtenderConfig;
+import dev.tether.micrometer.TetherMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -30,7 +32,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * default {@code Ticker.system()}, which serves a tight loop like this one from a cached reading
  * (see its Javadoc); the {@code directClock*} variants read {@code System.nanoTime()} on every
  * beat (a ticker that is a plain method reference), the {@code coarse*} variants use a {@link
- * CoarseTicker}; {@code nanoTimeBaseline} is the cost of the clock read alone.
+ * CoarseTicker}; {@code nanoTimeBaseline} is the cost of the clock read alone. The {@code
+ * beatWithExtenderAndMetrics*} variants attach an extender whose listener is {@code
+ * TetherMetrics}' (bound to a registry): the metrics' cost on a beat with nothing due.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -47,6 +51,8 @@ public class HeartbeatBenchmark {
   private LeaseExtender.Attachment coarseAttachment;
   private Heartbeat direct;
   private LeaseExtender.Attachment directAttachment;
+  private Heartbeat metered;
+  private LeaseExtender.Attachment meteredAttachment;
 
   @Setup(Level.Trial)
   public void setUp() {
@@ -61,6 +67,14 @@ public class HeartbeatBenchmark {
     coarseAttachment =
         new LeaseExtender(LeaseExtenderConfig.of(Duration.ofHours(1), Duration.ofHours(2)))
             .attach(new NoOpMessage(), coarse);
+    // the same, its extender reporting to TetherMetrics bound to a registry (as in a worker)
+    TetherMetrics metrics = TetherMetrics.builder().build();
+    metrics.bindTo(new SimpleMeterRegistry());
+    metered = new Heartbeat();
+    meteredAttachment =
+        new LeaseExtender(LeaseExtenderConfig.of(Duration.ofHours(1), Duration.ofHours(2)),
+                metrics.extenderListener("bench"))
+            .attach(new NoOpMessage(), metered);
     direct = new Heartbeat(System::nanoTime);
     directAttachment =
         new LeaseExtender(LeaseExtenderConfig.of(Duration.ofHours(1), Duration.ofHours(2)))
@@ -75,6 +89,7 @@ public class HeartbeatBenchmark {
     attachment.close();
     coarseAttachment.close();
     directAttachment.close();
+    meteredAttachment.close();
     coarseTicker.close();
   }
 
@@ -82,6 +97,18 @@ public class HeartbeatBenchmark {
   @Threads(1)
   public void beatWithExtenderOneThread() {
     heartbeat.beat();
+  }
+
+  @Benchmark
+  @Threads(1)
+  public void beatWithExtenderAndMetricsOneThread() {
+    metered.beat();
+  }
+
+  @Benchmark
+  @Threads(4)
+  public void beatWithExtenderAndMetricsFourThreads() {
+    metered.beat();
   }
 
   @Benchmark

@@ -3,6 +3,7 @@ package dev.tether.cli;
 import dev.tether.cli.internal.StoreLocation;
 import dev.tether.cli.internal.Stores;
 import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.TetherStoreConfig;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
@@ -26,6 +27,15 @@ public final class StoreOptions {
           "Read the PostgreSQL password from this file (one trailing line break ignored) instead"
               + " of the URL; without it and without a password in the URL, $PGPASSWORD is used.")
   Path passwordFile;
+
+  @Option(
+      names = "--schema",
+      paramLabel = "NAME",
+      description =
+          "PostgreSQL schema holding Tether's tables (created if missing by commands that may"
+              + " create the store); default: the URL's currentSchema, else the server's"
+              + " search_path. Not for SQLite.")
+  String schema;
 
   @Option(names = "--verbose", description = "Log more and print stack traces on errors.")
   boolean verbose;
@@ -89,6 +99,14 @@ public final class StoreOptions {
    * @return the store
    */
   public TetherStore open(boolean create) {
-    return Stores.open(resolve(), create);
+    TetherStoreConfig.Builder config = TetherStoreConfig.builder();
+    if (schema != null) {
+      try {
+        config.schema(schema);
+      } catch (IllegalArgumentException e) {
+        throw new TetherCli.UsageException("--schema: " + e.getMessage());
+      }
+    }
+    return Stores.open(resolve(), create, config.build());
   }
 }

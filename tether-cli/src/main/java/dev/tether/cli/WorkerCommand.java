@@ -69,6 +69,12 @@ final class WorkerCommand implements Callable<Integer> {
       description = "Serve health, /metrics and the dashboard on this port (0: any free port).")
   Integer healthPort;
 
+  @Option(names = "--store-metrics",
+      description = "Also export the store-wide gauges on /metrics (items by queue and status,"
+          + " checkpoints by kind). They read the store and are the same in every worker: turn"
+          + " this on in one process, or scrape `tether serve` instead (off by default).")
+  boolean storeMetrics;
+
   @Option(names = "--host", defaultValue = "127.0.0.1", description = "Interface for --health-port (default: ${DEFAULT-VALUE}).")
   String host;
 
@@ -110,7 +116,7 @@ final class WorkerCommand implements Callable<Integer> {
       Worker.Health health =
           healthPort == null
               ? null
-              : new Worker.Health(host, healthPort, new Dashboard(s, token, worker, metrics).routes());
+              : new Worker.Health(host, healthPort, new Dashboard(s, token, worker, metrics, storeMetrics).routes());
       signals.onRepeat(worker::stopNow); // a second SIGTERM/SIGINT ends the drain at once
       worker.start(health, true);
       out.println("worker " + worker.workerId() + " on queue '" + queue + "' with " + concurrency

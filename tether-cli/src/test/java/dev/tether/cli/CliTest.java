@@ -231,6 +231,13 @@ class CliTest {
   }
 
   @Test
+  void aSchemaIsRefusedOnSqliteAndMustBeAPlainIdentifier() {
+    assertOneLineError(withDb("enqueue", "--queue", "q", "--schema", "jobs", "--", "true"), 1,
+        "SQLite has no schemas");
+    assertOneLineError(withDb("ls", "--schema", "jobs;drop"), 2, "--schema: schema must be an unquoted SQL identifier");
+  }
+
+  @Test
   void passwordFileWithAPasswordInTheUrlOrWithSqliteIsAUsageError() throws Exception {
     Path pw = dir.resolve("pw");
     Files.writeString(pw, "s3cret");

@@ -327,8 +327,16 @@ public final class MainLoop<T, R> implements WorkLoop {
   }
 
   private void handle(Message<T, R> message, long receivedAt) {
-    long start = ticker.read();
     safely(() -> listener.received(message));
+    try {
+      process(message, receivedAt);
+    } finally {
+      safely(() -> listener.finished(message));
+    }
+  }
+
+  private void process(Message<T, R> message, long receivedAt) {
+    long start = ticker.read();
     if (message.errorReply().isPresent()) {
       // An error reply has no body for a handler: keep it where operators look.
       fail(message, new dev.tether.mailbox.RequestFailedException(message.errorReply().get()),
@@ -349,6 +357,7 @@ public final class MainLoop<T, R> implements WorkLoop {
           .attachment(attachment)
           .shutdownRequested(() -> shutdownRequested)
           .deadline(deadline)
+          .onCheckpoint(bytes -> safely(() -> listener.checkpointed(message, bytes)))
           .build();
       DeadlineTimer.Watch watch = deadline == null ? null
           : (deadlineTimer != null ? deadlineTimer : DeadlineTimer.shared()).interruptAt(Thread.currentThread(), config.deadline().get(),
@@ -440,9 +449,11 @@ public final class MainLoop<T, R> implements WorkLoop {
             message.id(), message.attempt(), message.maxAttempts(), decision.reason(),
             failure instanceof dev.tether.mailbox.MailboxException ? null : failure);
         message.deadLetter(decision.reason());
+        safely(() -> listener.deadLettered(message));
       } else {
         NackOutcome outcome = message.nack(decision.delay(), reasonOf(failure));
         if (outcome == NackOutcome.DEAD_LETTERED) {
+          safely(() -> listener.deadLettered(message));
           log.warn("MainLoop '{}': message {} failed on attempt {} of {} and was dead-lettered"
               + " (its budget is spent): {}", name, message.id(), message.attempt(),
               message.maxAttempts(), reasonOf(failure));
@@ -575,6 +586,17 @@ public final class MainLoop<T, R> implements WorkLoop {
     Listener NONE = new Listener() {};
 
     /**
+     * Returns a listener that tells each of {@code listeners}, in order, of every event; one that
+     * throws is logged and does not keep the others from hearing of it.
+     *
+     * @param listeners the listeners
+     * @return the listener
+     */
+    static Listener all(Listener... listeners) {
+      return new Listeners(List.of(listeners));
+    }
+
+    /**
      * A message was received and is about to be handled.
      *
      * @param message the message
@@ -604,6 +626,14 @@ public final class MainLoop<T, R> implements WorkLoop {
         Duration took) {}
 
     /**
+     * A failed message was dead-lettered by this loop (the policy said so, or its budget is
+     * spent); called after {@link #failed} once the store confirmed it.
+     *
+     * @param message the message
+     */
+    default void deadLettered(Message<?, ?> message) {}
+
+    /**
      * The lease of a message was lost; its result, if any, was discarded.
      *
      * @param message the message
@@ -623,6 +653,24 @@ public final class MainLoop<T, R> implements WorkLoop {
      * @param message the message
      */
     default void handedBack(Message<?, ?> message) {}
+
+    /**
+     * The handler recorded a progress checkpoint through its {@link WorkContext} (durable when
+     * this is called).
+     *
+     * @param message the message
+     * @param bytes the checkpoint's size in bytes
+     */
+    default void checkpointed(Message<?, ?> message, int bytes) {}
+
+    /**
+     * The loop is done with a message it {@linkplain #received received}, whatever the outcome:
+     * called last, exactly once per {@code received}, on the same thread (so a listener may keep
+     * per-message state, such as an open tracing scope, between the two).
+     *
+     * @param message the message
+     */
+    default void finished(Message<?, ?> message) {}
   }
 
   /**

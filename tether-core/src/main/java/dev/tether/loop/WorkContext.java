@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
 
 /**
  * What a handler knows about the work it is doing and what it may do besides the work: beat its
@@ -33,6 +34,7 @@ public final class WorkContext {
   private final LeaseExtender.Attachment attachment;
   private final BooleanSupplier leaseLost;
   private final BooleanSupplier shutdownRequested;
+  private final IntConsumer onCheckpoint;
 
   private WorkContext(Builder b) {
     this.heartbeat = b.heartbeat;
@@ -43,6 +45,7 @@ public final class WorkContext {
     this.attachment = b.attachment;
     this.leaseLost = b.leaseLost;
     this.shutdownRequested = b.shutdownRequested;
+    this.onCheckpoint = b.onCheckpoint;
   }
 
   /**
@@ -271,6 +274,7 @@ public final class WorkContext {
           "checkpoint refused: the lease on message " + m.id() + " (delivery " + deliveryCount
               + ") is lost", e);
     }
+    onCheckpoint.accept(bytes.length);
     heartbeat.beat();
   }
 
@@ -360,6 +364,7 @@ public final class WorkContext {
     private LeaseExtender.Attachment attachment;
     private BooleanSupplier leaseLost = () -> false;
     private BooleanSupplier shutdownRequested = () -> false;
+    private IntConsumer onCheckpoint = bytes -> {};
 
     private Builder(Heartbeat heartbeat) {
       this.heartbeat = Objects.requireNonNull(heartbeat, "heartbeat");
@@ -430,6 +435,12 @@ public final class WorkContext {
      */
     public Builder shutdownRequested(BooleanSupplier signal) {
       this.shutdownRequested = Objects.requireNonNull(signal, "signal");
+      return this;
+    }
+
+    /** Tells {@code listener} the size of each checkpoint written through the context. */
+    Builder onCheckpoint(IntConsumer listener) {
+      this.onCheckpoint = Objects.requireNonNull(listener, "listener");
       return this;
     }
 

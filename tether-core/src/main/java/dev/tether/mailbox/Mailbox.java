@@ -2,6 +2,7 @@ package dev.tether.mailbox;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A durable-or-not queue of messages leased to workers for a visibility timeout, after the model
@@ -75,6 +76,28 @@ public interface Mailbox<T, R> extends AutoCloseable {
    * @throws IllegalStateException if the mailbox is closed
    */
   String send(T body);
+
+  /**
+   * Sends a message with headers: small text attributes stored with it and delivered on every
+   * {@link Message#headers()} (a trace context, say). The default sends without headers when
+   * {@code headers} is empty and refuses otherwise; mailboxes that store headers override it.
+   *
+   * @param body the body; not null
+   * @param headers the headers; not null, keys not blank
+   * @return the new message's id
+   * @throws UnsupportedOperationException if headers are given and this mailbox cannot store them
+   * @throws InvalidParameterException if the headers are too large for this mailbox
+   * @throws MailboxFullException if the mailbox is at its bound
+   * @throws SerializationException if the body cannot be encoded or is too large
+   * @throws MailboxConnectionException if the store cannot be reached
+   */
+  default String send(T body, Map<String, String> headers) {
+    if (!headers.isEmpty()) {
+      throw new UnsupportedOperationException(getClass().getName()
+          + " cannot store message headers; nothing was sent to '" + name() + "'");
+    }
+    return send(body);
+  }
 
   /**
    * Sends a message whose replies go to {@code replyTo}.

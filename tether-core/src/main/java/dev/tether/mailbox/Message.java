@@ -2,6 +2,7 @@ package dev.tether.mailbox;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -107,6 +108,26 @@ public interface Message<T, R> {
    */
   default Optional<ErrorReply> errorReply() {
     return Optional.empty();
+  }
+
+  /**
+   * Returns the kind of work this message asks for, as its sender labelled it (metrics tag by
+   * it), when the mailbox carries such a label.
+   *
+   * @return the work type, or empty when the message has none (the default)
+   */
+  default Optional<String> workType() {
+    return Optional.empty();
+  }
+
+  /**
+   * Returns the headers the sender stored with the message: small text attributes such as a trace
+   * context, the same on every delivery.
+   *
+   * @return an unmodifiable map, empty when the message has none (the default)
+   */
+  default Map<String, String> headers() {
+    return Map.of();
   }
 
   /**

@@ -41,7 +41,7 @@ final class Acquisitions {
   private static final String CANDIDATE_COLUMNS =
       "SELECT id, queue, task_id, work_type, priority, delivery_count, attempts, max_attempts,"
           + " input_data, reply_to, created_at, lease_holder, lease_token, heartbeat_at,"
-          + " lease_expires_at, progress, reply_of, reply_error FROM tether_work_items WHERE queue = ?";
+          + " lease_expires_at, progress, reply_of, reply_error, headers FROM tether_work_items WHERE queue = ?";
 
   private final StoreEngine engine;
   private final Statements statements;
@@ -220,7 +220,8 @@ final class Acquisitions {
               engine.getInstant(rs, "created_at"),
               rs.getBytes("progress"),
               ItemReads.getLongOrNull(rs, "reply_of"),
-              rs.getBoolean("reply_error"));
+              rs.getBoolean("reply_error"),
+              rs.getString("headers"));
           out.add(new Candidate(lease, pending ? null : expiredLeases.read(rs, id)));
         }
       }

@@ -19,8 +19,8 @@ final class Inserts {
   private static final String INSERT =
       "INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
           + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
-          + " updated_at, scheduled, reply_of, reply_error)"
-          + " VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+          + " updated_at, scheduled, reply_of, reply_error, headers)"
+          + " VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
           + " ON CONFLICT (queue, idempotency_key) DO NOTHING RETURNING id";
 
   /**
@@ -76,6 +76,7 @@ final class Inserts {
         ps.setLong(13, item.replyOf());
       }
       ps.setBoolean(14, item.errorReply());
+      ps.setString(15, item.headersColumn());
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
           return rs.getLong(1);

@@ -17,6 +17,7 @@ import dev.tether.mailbox.ReceiptHandleExpiredException;
 import dev.tether.mailbox.ReplyNotAvailableException;
 import dev.tether.mailbox.RequestFailedException;
 import dev.tether.mailbox.SerializationException;
+import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -153,7 +154,19 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
   @Override
   public String send(T body) {
-    return send(body, null, null);
+    return send(body, null, null, Map.of());
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The headers are stored in the item's {@code headers} column: at most 32 entries and 8 KiB
+   * encoded.
+   */
+  @Override
+  public String send(T body, Map<String, String> headers) {
+    Objects.requireNonNull(headers, "headers");
+    return send(body, null, null, headers);
   }
 
   @Override
@@ -165,7 +178,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
               + ") must be a JdbcMailbox on the same TetherStore as '" + queue
               + "', so that reply and acknowledge can be one transaction");
     }
-    return send(body, replyTo.name(), null);
+    return send(body, replyTo.name(), null, Map.of());
   }
 
   /**
@@ -176,7 +189,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    */
   @Override
   public String sendReply(T body, String inReplyTo) {
-    return send(body, null, parseId(inReplyTo, "inReplyTo"));
+    return send(body, null, parseId(inReplyTo, "inReplyTo"), Map.of());
   }
 
   @Override
@@ -188,16 +201,83 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     return Long.toString(call(() -> leases.enqueueWithin(item, 0), "send"));
   }
 
-  private String send(T body, String replyTo, Long replyOf) {
+  private String send(T body, String replyTo, Long replyOf, Map<String, String> headers) {
     Objects.requireNonNull(body, "body");
     checkOpen("send");
     byte[] bytes = encode(bodyCodec, body, "message body");
     NewWorkItem.Builder b = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxAttempts).replyTo(replyTo);
+    if (!headers.isEmpty()) {
+      try {
+        b.headers(headers);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidParameterException(e.getMessage() + "; nothing was sent to '" + queue + "'");
+      }
+    }
     if (replyOf != null) {
       b.replyOf(replyOf);
     }
     NewWorkItem item = b.build();
     return Long.toString(call(() -> leases.enqueueWithin(item, capacity), "send"));
+  }
+
+  /**
+   * Sends a message on the caller's connection, inside the caller's transaction: it is visible
+   * to receivers once that transaction commits, and never exists if it rolls back. Never commits,
+   * rolls back or closes the connection; the capacity check, if any, holds the queue's lock
+   * until the caller's transaction ends. Call {@link #wakeReceivers()} after the commit so that
+   * this process's waiting receivers start it at once (other processes' are notified by the
+   * commit on PostgreSQL, else they poll). See {@link LeaseManager#enqueue(Connection,
+   * NewWorkItem)} for SQLite's locking.
+   *
+   * @param connection the caller's connection, on the store's database
+   * @param body the body
+   * @return the message id
+   * @throws SerializationException if the body cannot be encoded or is too large (nothing written)
+   * @throws MailboxFullException if the queue is at its capacity (nothing written)
+   * @throws MailboxException on a database error (the caller's transaction is theirs to roll back)
+   */
+  public String send(Connection connection, T body) {
+    return send(connection, body, Map.of());
+  }
+
+  /**
+   * Sends a message with headers (a trace context, say) on the caller's connection, inside the
+   * caller's transaction, as {@link #send(Connection, Object)} does; the headers are stored as
+   * {@link #send(Object, Map)} stores them.
+   *
+   * @param connection the caller's connection, on the store's database
+   * @param body the body
+   * @param headers the headers (may be empty)
+   * @return the message id
+   * @throws SerializationException if the body cannot be encoded or is too large (nothing written)
+   * @throws InvalidParameterException if the headers exceed their limits (nothing written)
+   * @throws MailboxFullException if the queue is at its capacity (nothing written)
+   * @throws MailboxException on a database error (the caller's transaction is theirs to roll back)
+   */
+  public String send(Connection connection, T body, Map<String, String> headers) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(body, "body");
+    Objects.requireNonNull(headers, "headers");
+    checkOpen("send");
+    byte[] bytes = encode(bodyCodec, body, "message body");
+    NewWorkItem.Builder b = NewWorkItem.builder(queue).input(bytes).maxAttempts(maxAttempts);
+    if (!headers.isEmpty()) {
+      try {
+        b.headers(headers);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidParameterException(e.getMessage() + "; nothing was sent");
+      }
+    }
+    NewWorkItem item = b.build();
+    return Long.toString(call(() -> leases.enqueueOn(connection, item, capacity), "send"));
+  }
+
+  /**
+   * Wakes this process's receivers waiting on the store: after a transaction that sent with
+   * {@link #send(Connection, Object)} committed. Never blocks.
+   */
+  public void wakeReceivers() {
+    leases.wakeReceivers();
   }
 
   private long parseId(String id, String what) {
@@ -259,8 +339,12 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       try {
         body = bodyCodec.decode(l.input() == null ? new byte[0] : l.input());
       } catch (RuntimeException e) {
-        String reason = "cannot decode the body with " + bodyCodec + ": " + e;
-        LOG.warn("Dead-lettering message {} of mailbox '{}': {}", l.itemId(), queue, reason);
+        // Bytes that cannot be decoded now never will be: dead-lettered at once, never retried,
+        // and never handed to a handler (the loop goes on with the next message).
+        SerializationException bad = new SerializationException("cannot decode the body of message "
+            + l.itemId() + " of mailbox '" + queue + "' with " + bodyCodec + ": " + e, e);
+        String reason = bad.getMessage();
+        LOG.warn("Dead-lettering message {} of mailbox '{}' at once", l.itemId(), queue, bad);
         try {
           leases.deadLetter(l.itemId(), l.token(), reason);
         } catch (RuntimeException again) {
@@ -436,6 +520,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private final String replyTo;
     private final Long replyOf;
     private final ErrorReply errorReply;
+    private final String workType;
+    private final Map<String, String> headers;
     private volatile byte[] progress;
 
     JdbcMessage(Lease lease, T body) {
@@ -452,6 +538,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
           ? Replies.decode(lease.replyOf(), lease.input())
           : null;
       this.progress = lease.progress();
+      this.workType = lease.workType();
+      this.headers = lease.headerMap();
     }
 
     JdbcMailbox<T, R> owner() {
@@ -504,6 +592,16 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public Optional<String> inReplyTo() {
       return Optional.ofNullable(replyOf).map(String::valueOf);
+    }
+
+    @Override
+    public Optional<String> workType() {
+      return Optional.ofNullable(workType);
+    }
+
+    @Override
+    public Map<String, String> headers() {
+      return headers;
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.tether.jdbc;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Map;
 
 /**
  * One acquisition of a work item: the fencing token every later operation must name, and the
@@ -27,6 +28,8 @@ import java.time.Instant;
  * @param progress the item's latest progress checkpoint (left by an earlier delivery), or null
  * @param replyOf the id of the request this item answers, when it is a reply, or null
  * @param errorReply whether it is an error reply (its input encodes the error)
+ * @param headers the headers stored with the item, as the {@code headers} column holds them, or
+ *     null for none (see {@link #headerMap()})
  */
 public record Lease(
     long itemId,
@@ -46,7 +49,8 @@ public record Lease(
     Instant createdAt,
     byte[] progress,
     Long replyOf,
-    boolean errorReply) {
+    boolean errorReply,
+    String headers) {
 
   /**
    * Returns the input decoded as UTF-8.
@@ -55,6 +59,15 @@ public record Lease(
    */
   public String inputAsString() {
     return input == null ? null : new String(input, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Returns the headers stored with the item.
+   *
+   * @return an unmodifiable map, empty when none
+   */
+  public Map<String, String> headerMap() {
+    return Headers.decode(headers);
   }
 
   @Override

@@ -137,8 +137,12 @@ public final class LeaseManager {
   /**
    * Enqueues one item on the caller's connection, inside the caller's transaction, so that it
    * commits or rolls back with the caller's own writes. Never commits, rolls back or closes the
-   * connection. The connection must reach the store's database (and schema). On SQLite, begin
-   * the caller's transaction with {@code BEGIN IMMEDIATE} so that it never has to upgrade a read
+   * connection. The connection must reach the store's database; when the store was given a
+   * schema on a caller's data source, the connection is switched to it for the insert and back.
+   * On PostgreSQL, other processes' waiting receivers are notified when the transaction commits
+   * (nothing when it rolls back); call {@link #wakeReceivers()} after the commit to wake this
+   * process's own at once (else they find the item at their next poll). On SQLite, begin the
+   * caller's transaction with {@code BEGIN IMMEDIATE} so that it never has to upgrade a read
    * lock (which can fail with SQLITE_BUSY).
    *
    * @param connection the caller's connection
@@ -148,10 +152,30 @@ public final class LeaseManager {
    *     roll back)
    */
   public long enqueue(Connection connection, NewWorkItem item) {
+    return enqueueOn(connection, item, 0);
+  }
+
+  /**
+   * Wakes the waiting receivers of this process: call it after committing a transaction that
+   * enqueued with {@link #enqueue(Connection, NewWorkItem)}. Never blocks.
+   */
+  public void wakeReceivers() {
+    store.signalItems();
+  }
+
+  /** Enqueues on the caller's connection unless the queue is at {@code capacity} (0: unbounded). */
+  long enqueueOn(Connection connection, NewWorkItem item, int capacity) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(item, "item");
     try {
-      return sql.inserts().insert(connection, item, store.now(connection, clock));
+      return store.onCallerConnection(connection, c -> {
+        if (capacity > 0) {
+          checkCapacity(c, item.queue(), capacity, "mailbox");
+        }
+        long id = sql.inserts().insert(c, item, store.now(c, clock));
+        store.notifyItems(c);
+        return id;
+      });
     } catch (SQLException e) {
       throw store.translate("enqueueing on queue '" + item.queue() + "' in the caller's transaction", e);
     }

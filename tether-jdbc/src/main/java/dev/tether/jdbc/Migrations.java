@@ -23,17 +23,84 @@ import org.slf4j.LoggerFactory;
  * have transactional DDL), so exactly one process applies each version and the others see it
  * applied. A database whose recorded version is newer than {@link #LATEST_VERSION} is refused
  * with {@link SchemaVersionException}.
+ *
+ * <p>What runs at all is the store's {@link TetherStoreConfig.SchemaMigration}: migrate, only
+ * validate (nothing written; a missing, older or newer schema refused, naming the versions), or
+ * nothing.
  */
 final class Migrations {
   private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
 
   /** The newest schema version this code knows. */
-  static final int LATEST_VERSION = 3;
+  static final int LATEST_VERSION = 4;
 
   private static final List<String> SCRIPTS =
-      List.of("V1__work_items.sql", "V2__scheduled.sql", "V3__tether_tables.sql");
+      List.of("V1__work_items.sql", "V2__scheduled.sql", "V3__tether_tables.sql",
+          "V4__headers.sql");
 
   private Migrations() {}
+
+  /**
+   * Does what {@code mode} says about the schema.
+   *
+   * @param connection a connection in auto-commit mode; left in auto-commit mode
+   * @param engine the engine
+   * @param mode migrate, validate or nothing
+   * @return the version found before (0 for an empty database; -1 when nothing was looked at)
+   * @throws SQLException on a database error
+   * @throws SchemaVersionException if the database is newer than this code, or (validating) its
+   *     schema is missing or older
+   */
+  static int prepare(Connection connection, StoreEngine engine, TetherStoreConfig.SchemaMigration mode)
+      throws SQLException {
+    switch (mode) {
+      case NONE:
+        return -1;
+      case VALIDATE:
+        return validate(connection, engine);
+      default:
+        return migrate(connection, engine, LATEST_VERSION);
+    }
+  }
+
+  /** Checks that the schema is at {@link #LATEST_VERSION}, changing nothing. */
+  static int validate(Connection connection, StoreEngine engine) throws SQLException {
+    int current;
+    try (Statement st = connection.createStatement();
+        ResultSet rs = st.executeQuery("SELECT MAX(version) FROM tether_schema_version")) {
+      current = rs.next() ? rs.getInt(1) : 0;
+    } catch (SQLException e) {
+      if (!engine.isUndefinedTable(e)) {
+        throw e;
+      }
+      current = 0;
+    }
+    if (current > LATEST_VERSION) {
+      throw new SchemaVersionException(current, LATEST_VERSION);
+    }
+    if (current < LATEST_VERSION) {
+      String where = where(connection);
+      String found = current == 0
+          ? "the Tether tables are missing" + where + " (no schema version recorded)"
+          : "the Tether schema" + where + " is at version " + current;
+      throw new SchemaVersionException(
+          found + " but this code needs version " + LATEST_VERSION + "; the store only validates"
+              + " the schema (migration VALIDATE, tether.store.migrate=validate), so nothing was"
+              + " changed: apply the migrations once (migration MIGRATE, tether.store.migrate=true),"
+              + " or have them applied by whoever may change this database",
+          current, LATEST_VERSION);
+    }
+    return current;
+  }
+
+  private static String where(Connection connection) {
+    try {
+      String schema = connection.getSchema();
+      return schema == null || schema.isBlank() ? "" : " in schema '" + schema + "'";
+    } catch (SQLException | RuntimeException e) {
+      return "";
+    }
+  }
 
   /**
    * Brings the schema up to {@link #LATEST_VERSION}.
@@ -45,9 +112,20 @@ final class Migrations {
    * @throws SchemaVersionException if the database is newer than this code
    */
   static int migrate(Connection connection, StoreEngine engine) throws SQLException {
+    return migrate(connection, engine, LATEST_VERSION);
+  }
+
+  /**
+   * Brings the schema up to {@code target} (tests build older schemas with it).
+   */
+  static int migrate(Connection connection, StoreEngine engine, int target) throws SQLException {
     try (Statement st = connection.createStatement()) {
       engine.begin(connection);
       try {
+        String schema = engine.schemaToCreate();
+        if (schema != null) {
+          engine.createSchema(connection, schema);
+        }
         engine.lockMigrations(connection);
         st.execute(
             "CREATE TABLE IF NOT EXISTS tether_schema_version (version INTEGER PRIMARY KEY,"
@@ -61,7 +139,7 @@ final class Migrations {
         if (current > LATEST_VERSION) {
           throw new SchemaVersionException(current, LATEST_VERSION);
         }
-        for (int v = current + 1; v <= LATEST_VERSION; v++) {
+        for (int v = current + 1; v <= target; v++) {
           String script = SCRIPTS.get(v - 1);
           String path = "/dev/tether/jdbc/migrations/" + engine.migrationScripts() + "/" + script;
           for (String sql : statements(path)) {

@@ -3,6 +3,7 @@ package dev.tether.jdbc;
 import dev.tether.QueueName;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -31,6 +32,7 @@ public final class NewWorkItem {
   private final String replyTo;
   private final Long replyOf;
   private final boolean errorReply;
+  private final Map<String, String> headers;
 
   private NewWorkItem(Builder b) {
     this.queue = b.queue;
@@ -44,6 +46,7 @@ public final class NewWorkItem {
     this.replyTo = b.replyTo;
     this.replyOf = b.replyOf;
     this.errorReply = b.errorReply;
+    this.headers = b.headers;
   }
 
   /**
@@ -117,6 +120,20 @@ public final class NewWorkItem {
     return replyTo;
   }
 
+  /**
+   * Returns the headers stored with the item (see {@link Builder#headers}).
+   *
+   * @return an unmodifiable map, empty when none
+   */
+  public Map<String, String> headers() {
+    return headers;
+  }
+
+  /** The headers as the {@code headers} column stores them, or null for none. */
+  String headersColumn() {
+    return Headers.encode(headers);
+  }
+
   /** The request this item answers, or null (replies only). */
   Long replyOf() {
     return replyOf;
@@ -149,6 +166,7 @@ public final class NewWorkItem {
     private String replyTo;
     private Long replyOf;
     private boolean errorReply;
+    private Map<String, String> headers = Map.of();
 
     private Builder(String queue) {
       this.queue = QueueName.requireValid(queue, "queue");
@@ -270,6 +288,19 @@ public final class NewWorkItem {
      */
     public Builder replyTo(String replyTo) {
       this.replyTo = replyTo == null ? null : QueueName.requireValid(replyTo, "replyTo");
+      return this;
+    }
+
+    /**
+     * Sets the headers: small text attributes stored with the item and read back on every
+     * delivery ({@code Message.headers()}), such as a trace context.
+     *
+     * @param headers at most 32 entries, keys not blank, at most 8 KiB encoded; copied
+     * @return this builder
+     * @throws IllegalArgumentException if the headers break those limits
+     */
+    public Builder headers(Map<String, String> headers) {
+      this.headers = Headers.checked(java.util.Objects.requireNonNull(headers, "headers"));
       return this;
     }
 

@@ -75,7 +75,7 @@ final class PostgresAcquisitions {
           + " WHERE w.id = num.id AND w.status = 'pending'"
           + " RETURNING w.id, w.queue, w.task_id, w.work_type, w.priority, w.delivery_count,"
           + " w.attempts, w.max_attempts, w.input_data, w.reply_to, w.created_at, w.lease_token,"
-          + " w.lease_acquired_at, w.lease_expires_at, w.progress, w.reply_of, w.reply_error)"
+          + " w.lease_acquired_at, w.lease_expires_at, w.progress, w.reply_of, w.reply_error, w.headers)"
           + " SELECT x.expired, upd.* FROM x LEFT JOIN upd ON true";
 
   /**
@@ -109,7 +109,7 @@ final class PostgresAcquisitions {
           + " WHERE w.id = num.id AND w.status = 'pending'"
           + " RETURNING k.n AS ord, w.id, w.queue, w.task_id, w.work_type, w.priority, w.delivery_count,"
           + " w.attempts, w.max_attempts, w.input_data, w.reply_to, w.created_at, w.lease_token,"
-          + " w.lease_acquired_at, w.lease_expires_at, w.progress, w.reply_of, w.reply_error)"
+          + " w.lease_acquired_at, w.lease_expires_at, w.progress, w.reply_of, w.reply_error, w.headers)"
           + " SELECT x.expired, (SELECT array_agg(id) FROM done) AS done_ids,"
           + " (SELECT array_agg(lease_token) FROM done) AS done_tokens, upd.*"
           + " FROM x LEFT JOIN upd ON true";
@@ -301,6 +301,7 @@ final class PostgresAcquisitions {
         engine.getInstant(rs, "created_at"),
         rs.getBytes("progress"),
         ItemReads.getLongOrNull(rs, "reply_of"),
-        rs.getBoolean("reply_error"));
+        rs.getBoolean("reply_error"),
+        rs.getString("headers"));
   }
 }

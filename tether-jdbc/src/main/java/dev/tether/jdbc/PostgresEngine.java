@@ -56,9 +56,11 @@ final class PostgresEngine implements StoreEngine {
   private final PostgresAcquisitions acquisitions;
   private final PostgresInserts inserts;
   private final PostgresLeaseBatches batches;
+  private volatile String schemaToCreate;
 
   PostgresEngine(TetherStoreConfig config) {
     this.config = config;
+    this.schemaToCreate = config.schema().orElse(null);
     this.acquisitions = new PostgresAcquisitions(this, new LeaseDiagnosis(this));
     this.inserts = new PostgresInserts(this);
     this.batches = new PostgresLeaseBatches(this);
@@ -84,6 +86,17 @@ final class PostgresEngine implements StoreEngine {
   @Override
   public void configurePool(HikariConfig pool, String url) {
     pool.setJdbcUrl(url);
+    String fromUrl = currentSchemaOf(url);
+    String configured = config.schema().orElse(null);
+    if (configured != null && fromUrl != null && !configured.equalsIgnoreCase(fromUrl)) {
+      throw new IllegalArgumentException("the schema was set to '" + configured + "' and the URL's"
+          + " currentSchema to '" + fromUrl + "': give one of them, or the same schema in both");
+    }
+    if (configured != null) {
+      pool.setSchema(configured); // every pooled connection's search_path
+    }
+    String single = configured != null ? configured : fromUrl;
+    schemaToCreate = single != null && single.matches("[A-Za-z_][A-Za-z0-9_]{0,62}") ? single : null;
     pool.setMaximumPoolSize(config.maximumPoolSize() > 0
         ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE);
   }
@@ -165,6 +178,82 @@ final class PostgresEngine implements StoreEngine {
     try (Statement st = c.createStatement()) {
       st.execute("SELECT pg_advisory_xact_lock(hashtext('tether-migrations:' || current_schema()))");
     }
+  }
+
+  /** The {@code currentSchema} parameter of a pgjdbc URL, or null. */
+  static String currentSchemaOf(String url) {
+    int q = url.indexOf('?');
+    if (q < 0) {
+      return null;
+    }
+    for (String param : url.substring(q + 1).split("&")) {
+      int eq = param.indexOf('=');
+      if (eq > 0 && param.substring(0, eq).equalsIgnoreCase("currentSchema")) {
+        String value = java.net.URLDecoder.decode(param.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8);
+        return value.isBlank() ? null : value.trim();
+      }
+    }
+    return null;
+  }
+
+  @Override
+  public void createSchema(Connection c, String schema) throws SQLException {
+    // An existing schema is left alone without asking for the CREATE privilege on the database
+    // (an operator may have created it for a role that has none).
+    try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = lower(?)")) {
+      ps.setString(1, schema);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return;
+        }
+      }
+    }
+    // Locked on the key lockMigrations takes once the schema is current, so that processes
+    // creating the same schema at once neither collide nor migrate it twice.
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT pg_advisory_xact_lock(hashtext('tether-migrations:' || lower(?)))")) {
+      ps.setString(1, schema);
+      ps.execute();
+    }
+    try (Statement st = c.createStatement()) {
+      st.execute("CREATE SCHEMA IF NOT EXISTS " + schema); // an identifier checked by the config
+    }
+  }
+
+  /** Reads the session's search_path and sets it to the schema alone (two round trips). */
+  @Override
+  public String enterSchema(Connection c, String schema) throws SQLException {
+    String previous;
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT current_setting('search_path')")) {
+      rs.next();
+      previous = rs.getString(1);
+    }
+    setSearchPath(c, schema);
+    return previous;
+  }
+
+  @Override
+  public void leaveSchema(Connection c, String previous) throws SQLException {
+    setSearchPath(c, previous);
+  }
+
+  private static void setSearchPath(Connection c, String path) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT set_config('search_path', ?, false)")) {
+      ps.setString(1, path);
+      ps.execute();
+    }
+  }
+
+  @Override
+  public String schemaToCreate() {
+    return schemaToCreate;
+  }
+
+  /** SQLState 42P01: undefined_table. */
+  @Override
+  public boolean isUndefinedTable(SQLException e) {
+    return "42P01".equals(e.getSQLState());
   }
 
   @Override

@@ -23,14 +23,14 @@ final class PostgresInserts {
    * statement itself, and the notification (when a channel is given) is sent by the same
    * statement, so that auto-committed it is one round trip. Parameters: now, queue, task, type,
    * priority, max attempts, delay millis, reply-to, input, whether delayed (scheduled), channel
-   * (or null: no notification).
+   * headers, channel (or null: no notification).
    */
   private static final String INSERT_ONE =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
           + " ins AS (INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
-          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled)"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled, headers)"
           + " SELECT ?, ?, ?, 'pending', ?, 0, ?, t.now + ?::bigint * interval '1 millisecond', ?, ?,"
-          + " t.now, t.now, ? FROM t RETURNING id)"
+          + " t.now, t.now, ?, ? FROM t RETURNING id)"
           + " SELECT ins.id, CASE WHEN n.channel IS NOT NULL THEN pg_notify(n.channel, '') END"
           + " FROM ins, (SELECT ?::text AS channel) n";
 
@@ -40,13 +40,13 @@ final class PostgresInserts {
    */
   private static final String INSERT_ALL =
       "INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
-          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled)"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled, headers)"
           + " SELECT v.queue, v.task_id, v.work_type, 'pending', v.priority, 0, v.max_attempts,"
           + " ?::timestamptz + v.delay_ms * interval '1 millisecond', v.reply_to, v.input_data, ?, ?,"
-          + " v.delay_ms > 0"
+          + " v.delay_ms > 0, v.headers"
           + " FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::bigint[], ?::text[],"
-          + " ?::bytea[]) WITH ORDINALITY AS v(queue, task_id, work_type, priority, max_attempts,"
-          + " delay_ms, reply_to, input_data, ord) ORDER BY v.ord RETURNING id";
+          + " ?::bytea[], ?::text[]) WITH ORDINALITY AS v(queue, task_id, work_type, priority, max_attempts,"
+          + " delay_ms, reply_to, input_data, headers, ord) ORDER BY v.ord RETURNING id";
 
   private final StoreEngine engine;
 
@@ -75,7 +75,8 @@ final class PostgresInserts {
       ps.setString(8, item.replyTo());
       engine.setBytes(ps, 9, item.inputUnsafe());
       ps.setBoolean(10, Inserts.scheduled(item));
-      ps.setString(11, notifyChannel);
+      ps.setString(11, item.headersColumn());
+      ps.setString(12, notifyChannel);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new IllegalStateException("insert of an item on queue '" + item.queue()
@@ -97,6 +98,7 @@ final class PostgresInserts {
     Long[] delays = new Long[n];
     String[] replyTos = new String[n];
     byte[][] inputs = new byte[n][];
+    String[] headers = new String[n];
     for (int i = 0; i < n; i++) {
       NewWorkItem item = run.get(i);
       queues[i] = item.queue();
@@ -107,6 +109,7 @@ final class PostgresInserts {
       delays[i] = item.delay().toMillis();
       replyTos[i] = item.replyTo();
       inputs[i] = item.inputUnsafe();
+      headers[i] = item.headersColumn();
     }
     List<Long> ids = new ArrayList<>(n);
     try (PreparedStatement ps = c.prepareStatement(INSERT_ALL)) {
@@ -121,6 +124,7 @@ final class PostgresInserts {
       ps.setArray(9, c.createArrayOf("bigint", delays));
       ps.setArray(10, c.createArrayOf("text", replyTos));
       ps.setArray(11, c.createArrayOf("bytea", inputs));
+      ps.setArray(12, c.createArrayOf("text", headers));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           ids.add(rs.getLong(1));

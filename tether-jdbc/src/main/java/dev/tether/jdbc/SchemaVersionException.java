@@ -1,9 +1,11 @@
 package dev.tether.jdbc;
 
 /**
- * The database's schema was migrated by a newer version of Tether than this code supports.
- * Nothing was changed. Upgrade this application's Tether version (or point it at another
- * database).
+ * The database's schema is not the one this code needs, and the store was not allowed to change
+ * it: it was migrated by a newer version of Tether than this code supports (upgrade this
+ * application's Tether version, or point it at another database), or, when the store only
+ * validates the schema ({@link TetherStoreConfig.SchemaMigration#VALIDATE}), it is missing or
+ * older (apply the migrations). Nothing was changed. The message names both versions.
  */
 public class SchemaVersionException extends TetherStoreException {
   private static final long serialVersionUID = 1L;
@@ -29,8 +31,15 @@ public class SchemaVersionException extends TetherStoreException {
     this.supportedVersion = supportedVersion;
   }
 
+  /** A schema found missing or older by a store that only validates; the message says which. */
+  SchemaVersionException(String message, int databaseVersion, int supportedVersion) {
+    super(message);
+    this.databaseVersion = databaseVersion;
+    this.supportedVersion = supportedVersion;
+  }
+
   /**
-   * Returns the version recorded in the database.
+   * Returns the version recorded in the database (0 when the schema is missing).
    *
    * @return the database version
    */

@@ -46,9 +46,9 @@ final class SqliteBatches {
     StringBuilder sql = new StringBuilder(
         "INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
             + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
-            + " updated_at, scheduled) VALUES ");
+            + " updated_at, scheduled, headers) VALUES ");
     for (int i = 0; i < run.size(); i++) {
-      sql.append(i == 0 ? "" : ", ").append("(?, ?, ?, 'pending', ?, 0, ?, ?, NULL, ?, ?, ?, ?, ?)");
+      sql.append(i == 0 ? "" : ", ").append("(?, ?, ?, 'pending', ?, 0, ?, ?, NULL, ?, ?, ?, ?, ?, ?)");
     }
     sql.append(" RETURNING id");
     List<Long> ids = new ArrayList<>(run.size());
@@ -66,6 +66,7 @@ final class SqliteBatches {
         engine.setInstant(ps, p++, now);
         engine.setInstant(ps, p++, now);
         ps.setBoolean(p++, Inserts.scheduled(item));
+        ps.setString(p++, item.headersColumn());
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -56,6 +56,10 @@ final class SqliteEngine implements StoreEngine {
   private final SqliteBatches batches = new SqliteBatches(this);
 
   SqliteEngine(TetherStoreConfig config, boolean ownsPool) {
+    if (config.schema().isPresent()) {
+      throw new IllegalArgumentException("schema '" + config.schema().get() + "' was set, but SQLite"
+          + " has no schemas: give Tether a database file of its own instead, or leave the schema unset");
+    }
     this.config = config;
     this.ownsPool = ownsPool;
     // A caller's pool might close prepared statements behind the cache's back.
@@ -200,6 +204,32 @@ final class SqliteEngine implements StoreEngine {
   /** {@code BEGIN IMMEDIATE} already holds the database's write lock. */
   @Override
   public void lockMigrations(Connection c) {}
+
+  @Override
+  public void createSchema(Connection c, String schema) {
+    throw new UnsupportedOperationException("SQLite has no schemas; indicates a bug");
+  }
+
+  @Override
+  public String enterSchema(Connection c, String schema) {
+    throw new UnsupportedOperationException("SQLite has no schemas; indicates a bug");
+  }
+
+  @Override
+  public void leaveSchema(Connection c, String previous) {
+    throw new UnsupportedOperationException("SQLite has no schemas; indicates a bug");
+  }
+
+  @Override
+  public String schemaToCreate() {
+    return null;
+  }
+
+  /** SQLite reports a missing table as SQLITE_ERROR with "no such table". */
+  @Override
+  public boolean isUndefinedTable(SQLException e) {
+    return String.valueOf(e.getMessage()).contains("no such table");
+  }
 
   @Override
   public String migrationScripts() {

@@ -126,6 +126,34 @@ interface StoreEngine {
   /** Migrations: the directory of this engine's scripts under {@code dev/tether/jdbc/migrations/}. */
   String migrationScripts();
 
+  /**
+   * Migrations, inside their transaction before {@link #lockMigrations}: creates the schema that
+   * is to hold the tables unless it exists (serialized with other processes doing the same).
+   *
+   * @throws UnsupportedOperationException on an engine without schemas
+   */
+  void createSchema(Connection c, String schema) throws SQLException;
+
+  /**
+   * The schema the store's own pool puts its tables in, when the store must create it: the
+   * configured schema, or the URL's single {@code currentSchema}; null when there is none.
+   */
+  String schemaToCreate();
+
+  /**
+   * Puts a caller's connection on {@code schema} ({@link SchemaSwitch}); returns what to give
+   * back to {@link #leaveSchema}.
+   *
+   * @throws UnsupportedOperationException on an engine without schemas
+   */
+  String enterSchema(Connection c, String schema) throws SQLException;
+
+  /** Gives a caller's connection back the setting {@link #enterSchema} returned. */
+  void leaveSchema(Connection c, String previous) throws SQLException;
+
+  /** Whether {@code e} says a table does not exist (validating a schema that is missing). */
+  boolean isUndefinedTable(SQLException e);
+
   // ------------------------------------------------------------------ how the hot paths run
 
   /**

@@ -70,6 +70,8 @@ public final class TetherStore implements AutoCloseable {
   private final StoreAvailability availability;
   private final Wakeups wakeups = new Wakeups();
   private volatile NotificationListener listener;
+  /** On a caller's data source, the schema each borrowed connection is switched to; else null. */
+  private final String switchedSchema;
 
   private TetherStore(
       DataSource dataSource,
@@ -82,6 +84,7 @@ public final class TetherStore implements AutoCloseable {
     this.engine = engine;
     this.config = config;
     this.description = description;
+    this.switchedSchema = ownedPool == null ? config.schema().orElse(null) : null;
     this.availability = new StoreAvailability(description, dev.tether.Ticker.system());
     this.sql = StoreSql.of(engine, Statements.FRESH);
     // One group in flight at a time on both engines: SQLite has one writer anyway, and on
@@ -199,10 +202,13 @@ public final class TetherStore implements AutoCloseable {
     TetherStore store = new TetherStore(ds, owned, engine, config, description);
     try (Connection c = store.borrow()) {
       engine.initialize(c);
-      int before = Migrations.migrate(c, engine);
+      int before = Migrations.prepare(c, engine, config.migration());
       LOG.info(
-          "Opened Tether store on {} ({}; schema version {} -> {}; {})",
-          description, engine, before, Migrations.LATEST_VERSION, config);
+          "Opened Tether store on {} ({}; schema version {}; {})",
+          description, engine,
+          before < 0 ? "not checked" : before == Migrations.LATEST_VERSION ? Integer.toString(before)
+              : before + " -> " + Migrations.LATEST_VERSION,
+          config);
     } catch (SQLException e) {
       throw store.translate("migrating the schema of " + description, e);
     }
@@ -365,6 +371,14 @@ public final class TetherStore implements AutoCloseable {
     return Optional.ofNullable(queueSettings.get(queue));
   }
 
+  /**
+   * Runs {@code work} on a caller's connection inside the caller's transaction, switched to the
+   * store's schema when the store has one on a caller's data source.
+   */
+  <T> T onCallerConnection(Connection c, SqlWork<T> work) throws SQLException {
+    return switchedSchema == null ? work.run(c) : SchemaSwitch.within(c, engine, switchedSchema, work);
+  }
+
   /** Enqueues one item durably, as the engine runs it best ({@link StoreEngine#enqueue}). */
   long enqueue(String what, NewWorkItem item, Clock clock) {
     return engine.enqueue(this, what, item, clock);
@@ -493,6 +507,9 @@ public final class TetherStore implements AutoCloseable {
     Connection c = dataSource.getConnection();
     try {
       engine.prepare(c);
+      if (switchedSchema != null) {
+        return SchemaSwitch.borrowed(c, engine, switchedSchema);
+      }
     } catch (SQLException e) {
       c.close();
       throw e;

@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * Immutable options of a {@link TetherStore}. Build with {@link #builder()}; every setter
@@ -30,7 +31,54 @@ public final class TetherStoreConfig {
     FULL
   }
 
+  /**
+   * What opening a store does about the schema's tables ({@code tether.store.migrate}, {@code
+   * true|false|validate}).
+   */
+  public enum SchemaMigration {
+    /** Creates or upgrades the tables to the version this code needs (the default). */
+    MIGRATE,
+    /**
+     * Changes nothing, and refuses to open when the schema is missing, older or newer than the
+     * version this code needs ({@link SchemaVersionException}, naming both versions): for
+     * databases where DDL at run time is forbidden and migrations are applied by an operator.
+     */
+    VALIDATE,
+    /** Changes and checks nothing: the operator vouches for the schema. */
+    NONE;
+
+    /**
+     * Parses a user's setting: {@code true} or {@code migrate}, {@code false} or {@code none},
+     * {@code validate} (any case).
+     *
+     * @param text the setting
+     * @return the mode
+     * @throws IllegalArgumentException if the text names no mode
+     */
+    public static SchemaMigration parse(String text) {
+      Objects.requireNonNull(text, "text");
+      switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
+        case "true":
+        case "migrate":
+          return MIGRATE;
+        case "false":
+        case "none":
+          return NONE;
+        case "validate":
+          return VALIDATE;
+        default:
+          throw new IllegalArgumentException(
+              "schema migration must be true, false or validate, was '" + text + "'");
+      }
+    }
+  }
+
+  /** A schema name: a plain lowercase-or-uppercase SQL identifier (never quoted), 1..63 chars. */
+  private static final Pattern SCHEMA_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+
   private final Clock clock;
+  private final String schema;
+  private final SchemaMigration migration;
   private final Duration busyTimeout;
   private final SqliteSynchronous sqliteSynchronous;
   private final int maximumPoolSize;
@@ -40,6 +88,8 @@ public final class TetherStoreConfig {
 
   private TetherStoreConfig(Builder b) {
     this.clock = b.clock;
+    this.schema = b.schema;
+    this.migration = b.migration;
     this.busyTimeout = b.busyTimeout;
     this.sqliteSynchronous = b.sqliteSynchronous;
     this.maximumPoolSize = b.maximumPoolSize;
@@ -74,6 +124,26 @@ public final class TetherStoreConfig {
    */
   public Optional<Clock> clock() {
     return Optional.ofNullable(clock);
+  }
+
+  /**
+   * Returns the PostgreSQL schema that holds Tether's tables, if one was set; else the
+   * connection's current schema ({@code currentSchema} in the URL, or the server's {@code
+   * search_path}).
+   *
+   * @return the schema name
+   */
+  public Optional<String> schema() {
+    return Optional.ofNullable(schema);
+  }
+
+  /**
+   * Returns what opening the store does about the schema.
+   *
+   * @return {@link SchemaMigration#MIGRATE} by default
+   */
+  public SchemaMigration migration() {
+    return migration;
   }
 
   /**
@@ -137,6 +207,9 @@ public final class TetherStoreConfig {
   public String toString() {
     return "TetherStoreConfig[clock="
         + (clock == null ? "database/system" : clock)
+        + (schema == null ? "" : ", schema=" + schema)
+        + ", migration="
+        + migration
         + ", busyTimeout="
         + busyTimeout
         + ", sqliteSynchronous="
@@ -155,6 +228,8 @@ public final class TetherStoreConfig {
   /** Builds a {@link TetherStoreConfig}. Not thread-safe. */
   public static final class Builder {
     private Clock clock;
+    private String schema;
+    private SchemaMigration migration = SchemaMigration.MIGRATE;
     private Duration busyTimeout = DEFAULT_BUSY_TIMEOUT;
     private SqliteSynchronous sqliteSynchronous = SqliteSynchronous.NORMAL;
     private int maximumPoolSize;
@@ -205,6 +280,42 @@ public final class TetherStoreConfig {
      */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Sets the PostgreSQL schema that holds Tether's tables, so that they live beside an
+     * application's own tables without touching them. On a pool the store creates, every
+     * connection uses it; on a caller's data source, the store switches a borrowed connection's
+     * {@code search_path} to it and back before returning it (one round trip more per borrow:
+     * where that matters, give the schema as {@code currentSchema} in the URL instead). With
+     * {@link SchemaMigration#MIGRATE} a missing schema is created. SQLite has no schemas: a store
+     * on SQLite refuses this option.
+     *
+     * @param name an unquoted SQL identifier: a letter or underscore, then letters, digits or
+     *     underscores, at most 63 in all
+     * @return this builder
+     * @throws IllegalArgumentException if the name is not such an identifier
+     */
+    public Builder schema(String name) {
+      Objects.requireNonNull(name, "name");
+      if (!SCHEMA_NAME.matcher(name).matches()) {
+        throw new IllegalArgumentException("schema must be an unquoted SQL identifier (a letter or"
+            + " underscore, then letters, digits or underscores, at most 63), was '" + name + "'");
+      }
+      this.schema = name;
+      return this;
+    }
+
+    /**
+     * Sets what opening the store does about the schema: migrate it (default), only validate it,
+     * or neither.
+     *
+     * @param mode the mode
+     * @return this builder
+     */
+    public Builder migration(SchemaMigration mode) {
+      this.migration = Objects.requireNonNull(mode, "mode");
       return this;
     }
 

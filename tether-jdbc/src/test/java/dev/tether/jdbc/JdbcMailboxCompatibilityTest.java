@@ -16,6 +16,7 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -24,6 +25,53 @@ import org.junit.jupiter.api.Test;
 /** JdbcMailbox behaviour beyond the shared contract, on every engine (subclass per engine). */
 abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
   static final Duration MINUTE = Duration.ofMinutes(1);
+
+  @Test
+  void headersAreStoredWithTheItemAndDeliveredOnEveryDelivery() {
+    JdbcMailbox<String, String> m = JdbcMailbox.ofStrings(store, "q");
+    Map<String, String> headers = new java.util.LinkedHashMap<>();
+    headers.put("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    headers.put("odd key=&%", "välue & more=1");
+    m.send("a", headers);
+    m.send("b");
+    Message<String, String> first = m.receive(1, MINUTE, Duration.ZERO).get(0);
+    assertThat(first.headers()).containsExactlyEntriesOf(headers);
+    first.handBack();
+    Message<String, String> again = m.receive(1, MINUTE, Duration.ZERO).get(0);
+    assertThat(again.deliveryCount()).isEqualTo(2);
+    assertThat(again.headers()).containsExactlyEntriesOf(headers);
+    assertThat(m.receive(1, MINUTE, Duration.ZERO).get(0).headers()).isEmpty();
+  }
+
+  @Test
+  void headersOfABatchEnqueueAreKeptPerItem() {
+    LeaseManager leases = new LeaseManager(store, "producer");
+    List<NewWorkItem> items = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      NewWorkItem.Builder b = NewWorkItem.builder("batch").input("i" + i);
+      if (i % 2 == 0) {
+        b.headers(Map.of("n", Integer.toString(i)));
+      }
+      items.add(b.build());
+    }
+    leases.enqueueAll(items);
+    JdbcMailbox<String, String> m = JdbcMailbox.ofStrings(store, "batch");
+    for (Message<String, String> msg : m.receive(10, MINUTE, Duration.ZERO)) {
+      int i = Integer.parseInt(msg.body().substring(1));
+      assertThat(msg.headers()).isEqualTo(i % 2 == 0 ? Map.of("n", Integer.toString(i)) : Map.of());
+    }
+  }
+
+  @Test
+  void headersOverTheLimitAreRefusedAndNothingIsSent() {
+    JdbcMailbox<String, String> m = JdbcMailbox.ofStrings(store, "q");
+    assertThatThrownBy(() -> m.send("x", Map.of("k", "v".repeat(9000))))
+        .isInstanceOf(dev.tether.mailbox.InvalidParameterException.class)
+        .hasMessageContaining("over the limit").hasMessageContaining("nothing was sent");
+    assertThatThrownBy(() -> m.send("x", Map.of(" ", "v")))
+        .isInstanceOf(dev.tether.mailbox.InvalidParameterException.class);
+    assertThat(m.approximateCount()).isZero();
+  }
 
   @Test
   void bodyThatCannotBeEncodedThrowsSerializationAndWritesNothing() {

@@ -193,4 +193,87 @@ abstract class MigrationCompatibilityTest {
           .as("the old table is gone").isInstanceOf(java.sql.SQLException.class);
     }
   }
+
+  private static final TetherStoreConfig VALIDATE =
+      TetherStoreConfig.builder().migration(TetherStoreConfig.SchemaMigration.VALIDATE).build();
+
+  private boolean hasVersionTable() throws Exception {
+    try (Connection c = raw(); Statement st = c.createStatement()) {
+      st.executeQuery("SELECT COUNT(*) FROM tether_schema_version").close();
+      return true;
+    } catch (java.sql.SQLException e) {
+      return false;
+    }
+  }
+
+  @Test
+  void validatingRefusesAMissingSchemaNamingTheVersionItNeedsAndCreatesNothing() throws Exception {
+    assertThatThrownBy(() -> db.open(VALIDATE))
+        .isInstanceOfSatisfying(SchemaVersionException.class, e -> {
+          assertThat(e.databaseVersion()).isZero();
+          assertThat(e.supportedVersion()).isEqualTo(Migrations.LATEST_VERSION);
+        })
+        .hasMessageContaining("tables are missing")
+        .hasMessageContaining("needs version " + Migrations.LATEST_VERSION)
+        .hasMessageContaining("tether.store.migrate=true");
+    assertThat(hasVersionTable()).isFalse();
+  }
+
+  @Test
+  void validatingRefusesAnOlderSchemaNamingBothVersionsThenAcceptsItOnceMigrated() throws Exception {
+    int older = Migrations.LATEST_VERSION - 1;
+    String url = db.url().startsWith("jdbc:") ? db.url() : "jdbc:sqlite:" + db.url();
+    StoreEngine engine = StoreEngine.forUrl(url, TetherStoreConfig.defaults());
+    try (Connection c = raw()) {
+      engine.initialize(c);
+      Migrations.migrate(c, engine, older);
+    } finally {
+      engine.close();
+    }
+    assertThatThrownBy(() -> db.open(VALIDATE))
+        .isInstanceOfSatisfying(SchemaVersionException.class, e -> {
+          assertThat(e.databaseVersion()).isEqualTo(older);
+          assertThat(e.supportedVersion()).isEqualTo(Migrations.LATEST_VERSION);
+        })
+        .hasMessageContaining("at version " + older)
+        .hasMessageContaining("needs version " + Migrations.LATEST_VERSION)
+        .hasMessageContaining("nothing was changed");
+    try (Connection c = raw(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT MAX(version) FROM tether_schema_version")) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getInt(1)).as("validating changed nothing").isEqualTo(older);
+    }
+    db.open(TetherStoreConfig.defaults()).close();
+    try (TetherStore store = db.open(VALIDATE)) {
+      assertThat(new LeaseManager(store, "w").enqueue(NewWorkItem.of("q", "after validation"))).isPositive();
+    }
+  }
+
+  @Test
+  void validatingStillRefusesASchemaNewerThanTheCode() throws Exception {
+    db.open(TetherStoreConfig.defaults()).close();
+    try (Connection c = raw(); Statement st = c.createStatement()) {
+      st.execute("INSERT INTO tether_schema_version (version, description, applied_at_millis)"
+          + " VALUES (" + (Migrations.LATEST_VERSION + 1) + ", 'from the future', 0)");
+    }
+    assertThatThrownBy(() -> db.open(VALIDATE)).isInstanceOf(SchemaVersionException.class)
+        .hasMessageContaining("Upgrade Tether");
+  }
+
+  @Test
+  void migrationNoneOpensWithoutTouchingTheSchema() throws Exception {
+    TetherStoreConfig none =
+        TetherStoreConfig.builder().migration(TetherStoreConfig.SchemaMigration.parse("false")).build();
+    db.open(none).close();
+    assertThat(hasVersionTable()).isFalse();
+  }
+
+  @Test
+  void migrationSettingsParseAsTheStarterAndCliSpellThem() {
+    assertThat(TetherStoreConfig.SchemaMigration.parse("TRUE")).isEqualTo(TetherStoreConfig.SchemaMigration.MIGRATE);
+    assertThat(TetherStoreConfig.SchemaMigration.parse("validate")).isEqualTo(TetherStoreConfig.SchemaMigration.VALIDATE);
+    assertThat(TetherStoreConfig.SchemaMigration.parse("false")).isEqualTo(TetherStoreConfig.SchemaMigration.NONE);
+    assertThatThrownBy(() -> TetherStoreConfig.SchemaMigration.parse("sometimes"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("true, false or validate");
+  }
 }

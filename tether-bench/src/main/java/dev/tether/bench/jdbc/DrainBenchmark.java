@@ -1,6 +1,11 @@
 package dev.tether.bench.jdbc;
 
 import dev.tether.jdbc.AcquireRequest;
+import dev.tether.jdbc.JdbcMailbox;
+import dev.tether.loop.MainLoop;
+import dev.tether.loop.MainLoopConfig;
+import dev.tether.micrometer.TetherMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import dev.tether.jdbc.Lease;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.NewWorkItem;
@@ -33,12 +38,24 @@ import java.util.concurrent.Future;
  * [sqlite|postgres|both] [items] [threads]}. PostgreSQL from {@code TETHER_TEST_PG_URL}
  * (default {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}); each run uses a fresh
  * schema, dropped at the end. SQLite uses a temp file in WAL mode.
+ *
+ * <p>{@code DrainBenchmark metrics [items] [threads] [rounds]} (defaults 5000, 4, 3): the cost of
+ * {@code tether-micrometer} on PostgreSQL's per-message drain: {@code threads} {@code MainLoop}s
+ * (one message per receive, each acknowledged) drain a pre-filled queue, alternating runs without
+ * a listener and with {@code TetherMetrics}' loop and extender listeners bound to a registry and
+ * the loops' heartbeat age exported; each run on a fresh schema.
  */
 public final class DrainBenchmark {
   private DrainBenchmark() {}
 
   public static void main(String[] args) throws Exception {
     String which = args.length > 0 ? args[0] : "both";
+    if (which.equals("metrics")) {
+      metricsCost(args.length > 1 ? Integer.parseInt(args[1]) : 5000,
+          args.length > 2 ? Integer.parseInt(args[2]) : 4,
+          args.length > 3 ? Integer.parseInt(args[3]) : 3);
+      return;
+    }
     int items = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
     int threads = args.length > 2 ? Integer.parseInt(args[2]) : 4;
     if (which.equals("sqlite") || which.equals("both")) {
@@ -108,6 +125,89 @@ public final class DrainBenchmark {
       System.out.printf(Locale.ROOT, "acquire+complete latency (1 thread, %d ops): p50 %d us, p90 %d us, p99 %d us, max %d us%n",
           n, micros[n / 2], micros[n * 9 / 10], micros[n * 99 / 100], micros[n - 1]);
       sweepFigure(store, pg);
+    }
+  }
+
+  /** Alternating per-message drains on PostgreSQL without and with the metrics binder. */
+  private static void metricsCost(int items, int threads, int rounds) throws Exception {
+    System.out.println("=== PostgreSQL per-message drain (MainLoop, 1 message per receive), "
+        + items + " items, " + threads + " loops: without / with TetherMetrics ===");
+    double[][] rates = new double[2][rounds];
+    for (int r = -1; r < rounds; r++) { // round -1: warm-up, not reported
+      for (int with = 0; with < 2; with++) {
+        try (BenchSchema schema = BenchSchema.create("tether_bench_")) {
+          double rate = loopDrain(schema.url(), items, threads, with == 1);
+          if (r >= 0) {
+            rates[with][r] = rate;
+            System.out.printf(Locale.ROOT, "round %d %-8s %.0f items/s%n", r + 1,
+                with == 1 ? "metrics" : "bare", rate);
+          }
+        }
+      }
+    }
+    double bare = median(rates[0]);
+    double metered = median(rates[1]);
+    System.out.printf(Locale.ROOT, "median: bare %.0f items/s, with metrics %.0f items/s, ratio %.3f%n",
+        bare, metered, metered / bare);
+  }
+
+  private static double median(double[] v) {
+    double[] s = v.clone();
+    Arrays.sort(s);
+    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  }
+
+  private static double loopDrain(String url, int items, int threads, boolean metrics) throws Exception {
+    try (TetherStore store = TetherStore.open(url)) {
+      prefill(new LeaseManager(store, "producer"), "drain", items);
+      TetherMetrics meters = TetherMetrics.builder().queues("drain").build();
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      if (metrics) {
+        meters.bindTo(registry);
+      }
+      java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+      List<MainLoop<String, String>> loops = new ArrayList<>();
+      MainLoop.Listener counting = new MainLoop.Listener() {
+        @Override
+        public void completed(dev.tether.mailbox.Message<?, ?> message, Duration took) {
+          if (done.incrementAndGet() == items) {
+            loops.forEach(MainLoop::shutdown);
+          }
+        }
+      };
+      for (int t = 0; t < threads; t++) {
+        MainLoop.Builder<String, String> b = MainLoop.builder("drain-" + t,
+                JdbcMailbox.ofStrings(store, "drain"), (String body, dev.tether.loop.WorkContext c) -> body)
+            .config(MainLoopConfig.builder().maxMessages(1).waitTime(Duration.ofMillis(100)).build());
+        if (metrics) {
+          b.listener(MainLoop.Listener.all(counting, meters.loopListener("drain")))
+              .extenderListener(meters.extenderListener("drain"));
+        } else {
+          b.listener(counting);
+        }
+        loops.add(b.build());
+      }
+      if (metrics) {
+        meters.watchAll(loops);
+      }
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      long start = System.nanoTime();
+      List<Future<?>> running = new ArrayList<>();
+      for (MainLoop<String, String> l : loops) {
+        running.add(pool.submit((Runnable) () -> l.run()));
+      }
+      for (Future<?> f : running) {
+        f.get();
+      }
+      double secs = (System.nanoTime() - start) / 1e9;
+      pool.shutdown();
+      if (done.get() != items) {
+        throw new IllegalStateException("drained " + done.get() + " of " + items);
+      }
+      if (metrics && registry.get(TetherMetrics.HANDLER_DURATION).timer().count() != items) {
+        throw new IllegalStateException("the metrics missed completions");
+      }
+      return items / secs;
     }
   }
 

@@ -9,11 +9,15 @@ import dev.tether.jdbc.ItemQuery;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.QueueAdmin;
 import dev.tether.jdbc.QueueMonitor;
-import dev.tether.jdbc.SweepStatistics;
+import dev.tether.loop.MainLoop;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
 import dev.tether.jdbc.WorkStatus;
-import dev.tether.loop.MainLoop;
+import dev.tether.micrometer.RecoverySweepMetrics;
+import dev.tether.micrometer.TetherStoreMetrics;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -42,7 +46,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code POST /api/requeue?id=N} and {@code POST /api/cancel?id=N}: need the token in the
  *       {@code X-Tether-Token} header (or {@code Authorization: Bearer}); none gives 401, a wrong
  *       one 403, compared in constant time;
- *   <li>{@code GET /metrics}: Prometheus text format.
+ *   <li>{@code GET /metrics}: Prometheus text format, written by Micrometer's Prometheus registry
+ *       (names in {@code docs/METRICS.md}); {@code HEAD} gives the headers only.
  * </ul>
  *
  * Thread-safe; handlers run on the health server's threads.
@@ -50,11 +55,14 @@ import org.slf4j.LoggerFactory;
 public final class Dashboard {
   private static final Logger log = LoggerFactory.getLogger(Dashboard.class);
 
+  /** The Prometheus text format {@code /metrics} writes. */
+  static final String TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8";
+
   private final TetherStore store;
   private final QueueMonitor monitor;
   private final byte[] token;
   private final Worker worker; // may be null (serve)
-  private final WorkerMetrics metrics; // may be null
+  private final PrometheusMeterRegistry registry;
   private final byte[] page;
 
   /**
@@ -66,11 +74,39 @@ public final class Dashboard {
    * @param metrics the worker's counters, or null
    */
   public Dashboard(TetherStore store, String token, Worker worker, WorkerMetrics metrics) {
+    this(store, token, worker, metrics, worker == null);
+  }
+
+  /**
+   * Creates the dashboard.
+   *
+   * @param store the store to show
+   * @param token the token mutating requests must carry
+   * @param worker the worker of this process, or null
+   * @param metrics the worker's counters, or null
+   * @param storeMetrics whether {@code /metrics} exports the store-wide gauges (items by queue and
+   *     status, checkpoints by kind): the same in every process, so one process should
+   */
+  public Dashboard(TetherStore store, String token, Worker worker, WorkerMetrics metrics,
+      boolean storeMetrics) {
     this.store = store;
     this.monitor = new QueueMonitor(store);
     this.token = token.getBytes(StandardCharsets.UTF_8);
     this.worker = worker;
-    this.metrics = metrics;
+    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    if (worker != null) {
+      worker.metrics().bindTo(registry);
+      new RecoverySweepMetrics(worker.sweep()).bindTo(registry);
+    }
+    if (metrics != null) {
+      commandCounter("tether.commands.succeeded", "Commands that exited 0", metrics, m -> m.succeeded.sum());
+      commandCounter("tether.commands.failed", "Commands that failed", metrics, m -> m.failed.sum());
+      commandCounter("tether.output.chunks", "Output chunks read from commands (each one a beat)",
+          metrics, m -> m.chunks.sum());
+    }
+    if (storeMetrics) {
+      new TetherStoreMetrics(store).bindTo(registry);
+    }
     try (InputStream in = Dashboard.class.getResourceAsStream("/dev/tether/cli/dashboard.html")) {
       if (in == null) {
         throw new IllegalStateException("dashboard.html missing from the jar; indicates a bug");
@@ -79,6 +115,11 @@ public final class Dashboard {
     } catch (IOException e) {
       throw new IllegalStateException("cannot read dashboard.html", e);
     }
+  }
+
+  private void commandCounter(String name, String description, WorkerMetrics metrics,
+      java.util.function.ToDoubleFunction<WorkerMetrics> count) {
+    FunctionCounter.builder(name, metrics, count).description(description).register(registry);
   }
 
   /**
@@ -256,71 +297,22 @@ public final class Dashboard {
       sendJson(ex, 404, error("no such path"));
       return;
     }
-    StringBuilder b = new StringBuilder();
-    help(b, "tether_items", "gauge", "Work items by queue and status.");
-    List<QueueTotals> totals = QueueTotals.of(monitor);
-    for (QueueTotals q : totals) {
-      for (Map.Entry<String, Long> e :
-          Map.of("pending", q.pending(), "in_progress", q.inProgress(), "completed",
-              q.completed(), "failed", q.failed(), "cancelled", q.cancelled()).entrySet()) {
-        b.append("tether_items{queue=\"").append(label(q.queue())).append("\",status=\"")
-            .append(e.getKey()).append("\"} ").append(e.getValue()).append('\n');
-      }
+    String method = ex.getRequestMethod();
+    if (!method.equals("GET") && !method.equals("HEAD")) {
+      ex.getResponseHeaders().set("Allow", "GET, HEAD");
+      send(ex, 405, "text/plain", "GET or HEAD only\n");
+      return;
     }
-    long deadLetters = 0;
-    for (QueueTotals q : totals) {
-      deadLetters += q.failed();
-    }
-    Map<String, Long> cps = monitor.countsByCheckpointKind();
-    help(b, "tether_redeliveries_total", "counter", "Expired leases reclaimed for redelivery (lease_expired checkpoints).");
-    b.append("tether_redeliveries_total ").append(cps.getOrDefault("lease_expired", 0L)).append('\n');
-    help(b, "tether_dead_letters", "gauge", "Items dead-lettered: failed past their attempts, dead-lettered or cancelled.");
-    b.append("tether_dead_letters ").append(deadLetters).append('\n');
-    help(b, "tether_checkpoints_total", "counter", "Checkpoints by kind.");
-    for (Map.Entry<String, Long> e : cps.entrySet()) {
-      b.append("tether_checkpoints_total{kind=\"").append(label(e.getKey())).append("\"} ").append(e.getValue()).append('\n');
-    }
-    if (metrics != null) {
-      counter(b, "tether_leases_extended_total", "Lease extensions after beats.", metrics.leasesExtended.sum());
-      counter(b, "tether_lease_extension_failures_total", "Lease extensions that failed (other than a lost lease).", metrics.extensionFailures.sum());
-      counter(b, "tether_leases_lost_total", "Leases lost while a command ran.", metrics.leasesLost.sum());
-      counter(b, "tether_commands_succeeded_total", "Commands that exited 0.", metrics.succeeded.sum());
-      counter(b, "tether_commands_failed_total", "Commands that failed.", metrics.failed.sum());
-      counter(b, "tether_items_handed_back_total", "Items handed back on shutdown.", metrics.handedBack.sum());
-      counter(b, "tether_output_chunks_total", "Output chunks read (each one a beat).", metrics.chunks.sum());
-      help(b, "tether_handler_duration_seconds", "summary", "Handler durations.");
-      b.append("tether_handler_duration_seconds_sum ").append(metrics.handlerMillis.sum() / 1000.0).append('\n');
-      b.append("tether_handler_duration_seconds_count ").append(metrics.handlerRuns.sum()).append('\n');
-      help(b, "tether_handler_duration_max_seconds", "gauge", "Longest handler duration.");
-      b.append("tether_handler_duration_max_seconds ").append(metrics.handlerMaxMillis.get() / 1000.0).append('\n');
-    }
-    if (worker != null) {
-      help(b, "tether_loop_heartbeat_age_seconds", "gauge", "Time since each loop last beat.");
-      for (MainLoop<String, String> l : worker.loops()) {
-        b.append("tether_loop_heartbeat_age_seconds{loop=\"").append(label(l.name())).append("\"} ")
-            .append(l.heartbeat().elapsed().toMillis() / 1000.0).append('\n');
-      }
-      SweepStatistics s = worker.sweep().statistics();
-      counter(b, "tether_sweep_scans_total", "Recovery sweep passes.", s.totalScans());
-      counter(b, "tether_sweep_recovered_total", "Items requeued by the sweep.", s.totalRecovered());
-      counter(b, "tether_sweep_failed_total", "Items failed by the sweep past their attempts.", s.totalFailed());
-      counter(b, "tether_sweep_errors_total", "Sweep errors.", s.totalErrors());
-    }
-    send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", b.toString());
+    send(ex, 200, TEXT_FORMAT, registry.scrape(TEXT_FORMAT));
   }
 
-  private static void help(StringBuilder b, String name, String type, String help) {
-    b.append("# HELP ").append(name).append(' ').append(help).append('\n');
-    b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
-  }
-
-  private static void counter(StringBuilder b, String name, String help, long v) {
-    help(b, name, "counter", help);
-    b.append(name).append(' ').append(v).append('\n');
-  }
-
-  private static String label(String v) {
-    return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+  /**
+   * Returns the registry {@code /metrics} exposes, for tests and for more binders.
+   *
+   * @return the registry
+   */
+  public PrometheusMeterRegistry registry() {
+    return registry;
   }
 
   private static ObjectNode error(String message) {
@@ -344,6 +336,12 @@ public final class Dashboard {
       ex.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
       if (status == 204) {
         ex.sendResponseHeaders(204, -1);
+        return;
+      }
+      if (ex.getRequestMethod().equals("HEAD")) {
+        // the JDK wants -1 for HEAD (a length makes it log a warning); state the GET's length
+        ex.getResponseHeaders().set("Content-Length", Integer.toString(body.length));
+        ex.sendResponseHeaders(status, -1);
         return;
       }
       ex.sendResponseHeaders(status, body.length);

@@ -2,6 +2,7 @@ package dev.tether.cli.internal;
 
 import dev.tether.QueueName;
 import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.TetherStoreConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -64,6 +65,20 @@ public final class Stores {
    *     password masked
    */
   public static TetherStore open(StoreLocation location, boolean create) {
+    return open(location, create, TetherStoreConfig.defaults());
+  }
+
+  /**
+   * Opens the store with the given options (a PostgreSQL {@code --schema}).
+   *
+   * @param location the {@code --db} location with its password resolved
+   * @param create whether a missing SQLite file may be created (false for read-only commands)
+   * @param config the store's options
+   * @return the open store
+   * @throws BadStoreException as {@link #open(StoreLocation, boolean)}, and when the options do
+   *     not fit the database (a schema on SQLite)
+   */
+  public static TetherStore open(StoreLocation location, boolean create, TetherStoreConfig config) {
     String db = location.given();
     String lower = db.toLowerCase(Locale.ROOT);
     if (!lower.startsWith("jdbc:") && lower.contains("://")) {
@@ -77,7 +92,7 @@ public final class Stores {
           + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
     }
     try {
-      return TetherStore.open(location.openUrl());
+      return TetherStore.open(location.openUrl(), config);
     } catch (RuntimeException e) {
       throw new BadStoreException("cannot open --db " + location.display() + ": " + oneLine(e), e);
     }

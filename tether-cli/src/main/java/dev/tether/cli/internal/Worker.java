@@ -11,6 +11,7 @@ import dev.tether.jdbc.TetherStore;
 import dev.tether.loop.Handler;
 import dev.tether.loop.LoopGroup;
 import dev.tether.loop.MainLoop;
+import dev.tether.micrometer.TetherMetrics;
 import dev.tether.loop.MainLoopConfig;
 import dev.tether.loop.WorkContext;
 import dev.tether.loop.WorkStoppedException;
@@ -178,6 +179,7 @@ public final class Worker implements AutoCloseable {
   private final TetherStore store;
   private final Config config;
   private final WorkerEvents events;
+  private final TetherMetrics metrics;
   private final String workerId;
   private final ProcessRunner runner;
   private final Duration stopMargin;
@@ -201,6 +203,19 @@ public final class Worker implements AutoCloseable {
    * @param events observer of items
    */
   public Worker(TetherStore store, Config config, WorkerEvents events) {
+    this(store, config, events, TetherMetrics.builder().queues(config.queue()).build());
+  }
+
+  /**
+   * Creates a worker whose loops record into {@code metrics}.
+   *
+   * @param store the store (not closed by the worker)
+   * @param config the configuration
+   * @param events observer of items
+   * @param metrics the meters of this process's loops (bind them to a registry to export them)
+   */
+  public Worker(TetherStore store, Config config, WorkerEvents events, TetherMetrics metrics) {
+    this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
     this.store = store;
     this.config = config;
     this.events = events;
@@ -239,11 +254,21 @@ public final class Worker implements AutoCloseable {
       MainLoop<String, String> loop =
           MainLoop.builder("w" + i, mailbox, new CommandHandler())
               .config(loopConfig)
-              .listener(loopListener())
-              .extenderListener(extenderListener())
+              .listener(MainLoop.Listener.all(loopListener(), metrics.loopListener(config.queue())))
+              .extenderListener(extenderListener(metrics.extenderListener(config.queue())))
               .build();
       loops.add(loop);
     }
+    metrics.watchAll(loops);
+  }
+
+  /**
+   * Returns the meters of this worker's loops.
+   *
+   * @return the metrics
+   */
+  public TetherMetrics metrics() {
+    return metrics;
   }
 
   /**
@@ -482,18 +507,25 @@ public final class Worker implements AutoCloseable {
     };
   }
 
-  private LeaseExtender.Listener extenderListener() {
+  private LeaseExtender.Listener extenderListener(LeaseExtender.Listener meters) {
     return new LeaseExtender.Listener() {
       @Override
       public void extended(Message<?, ?> message, Duration extension) {
+        safely(() -> meters.extended(message, extension));
         safely(() -> events.extended(message.id(), extension));
       }
 
       @Override
       public void extensionFailed(Message<?, ?> message, RuntimeException error) {
+        safely(() -> meters.extensionFailed(message, error));
         if (events instanceof WorkerMetrics) {
           ((WorkerMetrics) events).extensionFailures.increment();
         }
+      }
+
+      @Override
+      public void leaseLost(Message<?, ?> message) {
+        safely(() -> meters.leaseLost(message));
       }
     };
   }

@@ -1,0 +1,5 @@
+CREATE TABLE IF NOT EXISTS reports (
+  id BIGSERIAL PRIMARY KEY,
+  title TEXT NOT NULL,
+  status TEXT NOT NULL
+);

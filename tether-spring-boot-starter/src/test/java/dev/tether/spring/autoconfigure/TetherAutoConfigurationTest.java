@@ -1,0 +1,227 @@
+package dev.tether.spring.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.tether.jdbc.QueueMonitor;
+import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.WorkStatus;
+import dev.tether.loop.WorkContext;
+import dev.tether.spring.TetherHandler;
+import dev.tether.spring.TetherQueues;
+import dev.tether.spring.TetherWorkers;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/** The auto-configuration with and without a DataSource and the Actuator on the classpath. */
+class TetherAutoConfigurationTest {
+  @TempDir Path dir;
+
+  /** Greets; records what it saw. */
+  static final class Greeter implements TetherHandler<Greeting, String> {
+    final List<Greeting> seen = new CopyOnWriteArrayList<>();
+
+    @Override
+    public String queue() {
+      return "greetings";
+    }
+
+    @Override
+    public String handle(Greeting request, WorkContext context) {
+      seen.add(request);
+      context.beat();
+      return "hello " + request.name();
+    }
+  }
+
+  record Greeting(String name, int times) {}
+
+  @Configuration(proxyBeanMethods = false)
+  static class GreeterConfig {
+    @Bean
+    Greeter greeter() {
+      return new Greeter();
+    }
+  }
+
+  private ApplicationContextRunner runner() {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(TetherAutoConfiguration.class, TetherHealthAutoConfiguration.class))
+        .withPropertyValues("tether.worker.wait-time=1s");
+  }
+
+  private ApplicationContextRunner withDataSource() {
+    return runner()
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+            DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class))
+        .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"));
+  }
+
+  @Test
+  void withADataSourceTheStoreIsOnItAndSendsJoinTheCallersTransaction() {
+    withDataSource().withUserConfiguration(GreeterConfig.class).run(context -> {
+      assertThat(context).hasNotFailed();
+      TetherStore store = context.getBean(TetherStore.class);
+      assertThat(store.dataSource()).isSameAs(context.getBean(DataSource.class));
+      assertThat(store.engine()).isEqualTo(TetherStore.Engine.SQLITE);
+      TetherQueues queues = context.getBean(TetherQueues.class);
+      TransactionTemplate tx = new TransactionTemplate(
+          context.getBean(org.springframework.transaction.PlatformTransactionManager.class));
+      Greeter greeter = context.getBean(Greeter.class);
+
+      String[] rolledBack = new String[1];
+      tx.executeWithoutResult(status -> {
+        rolledBack[0] = queues.send("greetings", new Greeting("nobody", 1));
+        status.setRollbackOnly();
+      });
+      assertThat(new QueueMonitor(store).item(Long.parseLong(rolledBack[0]))).isEmpty();
+
+      String committed = tx.execute(status -> queues.send("greetings", new Greeting("ada", 2)));
+      long id = Long.parseLong(committed);
+      await().atMost(Duration.ofSeconds(30)).until(() ->
+          new QueueMonitor(store).item(id).map(i -> i.status() == WorkStatus.COMPLETED).orElse(false));
+      assertThat(greeter.seen).containsExactly(new Greeting("ada", 2));
+      assertThat(new QueueMonitor(store).item(id).orElseThrow().inputAsString())
+          .isEqualTo("{\"name\":\"ada\",\"times\":2}");
+    });
+  }
+
+  @Test
+  void withoutADataSourceTheStoreIsTheDefaultSqliteFileAndSendsStandAlone() {
+    Path file = dir.resolve("alone.db");
+    runner()
+        .withClassLoader(new FilteredClassLoader(DataSourceAutoConfiguration.class))
+        .withUserConfiguration(GreeterConfig.class)
+        .withPropertyValues("tether.store.default-file=" + file)
+        .run(context -> {
+          assertThat(context).hasNotFailed().doesNotHaveBean(DataSource.class);
+          TetherStore store = context.getBean(TetherStore.class);
+          assertThat(store.engine()).isEqualTo(TetherStore.Engine.SQLITE);
+          assertThat(Files.exists(file)).isTrue();
+          long id = Long.parseLong(context.getBean(TetherQueues.class).send("greetings", new Greeting("bo", 1)));
+          await().atMost(Duration.ofSeconds(30)).until(() ->
+              new QueueMonitor(store).item(id).map(i -> i.status() == WorkStatus.COMPLETED).orElse(false));
+        });
+  }
+
+  @Test
+  void aStoreUrlWinsOverTheApplicationsDataSourceAndThenRefusesToJoinItsTransactions() {
+    withDataSource()
+        .withPropertyValues("tether.store.url=jdbc:sqlite:" + dir.resolve("own.db"))
+        .run(context -> {
+          TetherStore store = context.getBean(TetherStore.class);
+          assertThat(store.dataSource()).isNotSameAs(context.getBean(DataSource.class));
+          TransactionTemplate tx = new TransactionTemplate(
+              context.getBean(org.springframework.transaction.PlatformTransactionManager.class));
+          org.assertj.core.api.Assertions.assertThatThrownBy(() ->
+                  tx.executeWithoutResult(s -> context.getBean(TetherQueues.class).send("other", "text")))
+              .isInstanceOf(IllegalStateException.class).hasMessageContaining("tether.store.url");
+          assertThat(context.getBean(TetherQueues.class).send("other", "outside")).isNotBlank();
+        });
+  }
+
+  @Test
+  void withTheActuatorTheIndicatorsAreUpAndWithoutItThereAreNone() {
+    withDataSource().withUserConfiguration(GreeterConfig.class).run(context -> {
+      assertThat(context).hasBean(TetherHealthAutoConfiguration.LIVENESS).hasBean(TetherHealthAutoConfiguration.READINESS);
+      HealthIndicator readiness = context.getBean(TetherHealthAutoConfiguration.READINESS, HealthIndicator.class);
+      await().atMost(Duration.ofSeconds(30)).until(() -> readiness.health().getStatus().equals(Status.UP));
+      HealthIndicator liveness = context.getBean(TetherHealthAutoConfiguration.LIVENESS, HealthIndicator.class);
+      assertThat(liveness.health().getStatus()).isEqualTo(Status.UP);
+      assertThat(liveness.health().getDetails()).containsKey("greetings-1");
+    });
+    withDataSource().withClassLoader(new FilteredClassLoader(HealthIndicator.class)).run(context -> {
+      assertThat(context).hasNotFailed().hasSingleBean(TetherStore.class)
+          .doesNotHaveBean(TetherHealthAutoConfiguration.LIVENESS)
+          .doesNotHaveBean(TetherHealthAutoConfiguration.READINESS);
+    });
+  }
+
+  @Test
+  void handlerSettingsComeFromTheBeanElseFromTheDefaults() {
+    withDataSource().withUserConfiguration(GreeterConfig.class)
+        .withPropertyValues("tether.handler-defaults.concurrency=3", "tether.handler-defaults.visibility=45m",
+            "tether.handler-defaults.max-attempts=7")
+        .run(context -> {
+          TetherWorkers workers = context.getBean(TetherWorkers.class);
+          TetherWorkers.HandlerSpec spec = workers.handlers().get(0);
+          assertThat(spec.queue()).isEqualTo("greetings");
+          assertThat(spec.concurrency()).isEqualTo(3);
+          assertThat(spec.maxAttempts()).isEqualTo(7);
+          assertThat(spec.loopConfig().visibilityTimeout()).isEqualTo(Duration.ofMinutes(45));
+          assertThat(spec.requestCodec().toString()).contains("Greeting");
+          await().atMost(Duration.ofSeconds(30)).until(() -> workers.loops().size() == 3);
+        });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class TwoHandlersForOneQueue {
+    @Bean
+    Greeter first() {
+      return new Greeter();
+    }
+
+    @Bean
+    Greeter second() {
+      return new Greeter();
+    }
+  }
+
+  @Test
+  void twoHandlersForOneQueueAreRefusedNamingTheQueue() {
+    withDataSource().withUserConfiguration(TwoHandlersForOneQueue.class).run(context ->
+        assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("both handle queue 'greetings'"));
+  }
+
+  @Test
+  void validatingAnEmptyDatabaseFailsTheStartNamingTheVersions() {
+    withDataSource().withPropertyValues("tether.store.migrate=validate").run(context ->
+        assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("tables are missing").hasMessageContaining("tether.store.migrate=true"));
+  }
+
+  @Test
+  void tetherCanBeTurnedOff() {
+    withDataSource().withPropertyValues("tether.enabled=false").run(context ->
+        assertThat(context).doesNotHaveBean(TetherStore.class).doesNotHaveBean(TetherQueues.class));
+  }
+
+  @Test
+  void aWorkerlessApplicationOnlySends() {
+    withDataSource().withUserConfiguration(GreeterConfig.class).withPropertyValues("tether.worker.enabled=false")
+        .run(context -> assertThat(context).hasSingleBean(TetherQueues.class).doesNotHaveBean(TetherWorkers.class));
+  }
+
+  @Test
+  void theMetadataNamesEverySettingForIdes() throws IOException {
+    try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).as("metadata generated by spring-boot-configuration-processor").isNotNull();
+      String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(json).contains("\"tether.store.url\"", "\"tether.store.schema\"", "\"tether.store.migrate\"",
+          "\"tether.worker.shutdown-timeout\"", "\"tether.handler-defaults.visibility\"",
+          "\"tether.health-server.enabled\"", "\"tether.worker.watchdog.threshold\"",
+          "\"tether.metrics.queue-depth\"", "\"value\": \"validate\"");
+    }
+  }
+}
