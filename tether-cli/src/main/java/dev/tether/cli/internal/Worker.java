@@ -5,6 +5,8 @@ import dev.tether.LeaseExtenderConfig;
 import com.sun.net.httpserver.HttpHandler;
 import dev.tether.Codec;
 import dev.tether.jdbc.JdbcMailbox;
+import dev.tether.jdbc.LeaseCheck;
+import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.RecoverySweep;
 import dev.tether.jdbc.RecoverySweepConfig;
 import dev.tether.jdbc.TetherStore;
@@ -130,6 +132,8 @@ public final class Worker implements AutoCloseable {
   }
 
   private final TetherStore store;
+  private final ChildAccess childAccess;
+  private final LeaseManager probes;
   private final Config config;
   private final WorkerEvents events;
   private final String workerId;
@@ -153,6 +157,23 @@ public final class Worker implements AutoCloseable {
    * @param events observer of items
    */
   public Worker(TetherStore store, Config config, WorkerEvents events) {
+    this(store, config, events, null);
+  }
+
+  /**
+   * Creates a worker whose commands can take part in their items' leases: their environment
+   * holds {@code TETHER_CLI}, {@code TETHER_DB} and {@code TETHER_LEASE} (see {@link
+   * ChildAccess}), so that {@code "$TETHER_CLI" checkpoint} and {@code "$TETHER_CLI" beat} reach
+   * the item's lease.
+   *
+   * @param store the store (not closed by the worker)
+   * @param config the configuration
+   * @param events observer of items
+   * @param childAccess how commands reach the store, or null for commands that cannot
+   */
+  public Worker(TetherStore store, Config config, WorkerEvents events, ChildAccess childAccess) {
+    this.childAccess = childAccess;
+    this.probes = new LeaseManager(store, "tether-worker-probe");
     this.store = store;
     this.config = config;
     this.events = events;
@@ -436,11 +457,8 @@ public final class Worker implements AutoCloseable {
           runner.run(
               spec,
               context,
-              Map.of(
-                  "TETHER_ITEM_ID", id,
-                  "TETHER_DELIVERY", Integer.toString(context.deliveryCount()),
-                  "TETHER_QUEUE", config.queue()),
-              new LeaseProbe(context),
+              commandEnvironment(id, context),
+              new LeaseProbe(context, probes),
               ProcessRunner.OutputListener.NONE);
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       if (CommandResult.STOPPED_LEASE_LOST.equals(result.stopped())) {
@@ -466,19 +484,76 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
+   * The variables a command finds: its item, delivery and queue, its latest progress checkpoint
+   * ({@code TETHER_CHECKPOINT}, empty on a fresh start; as text, or {@code base64:} when it is not
+   * text), and, when the worker has {@link ChildAccess}, the lease ({@code TETHER_LEASE}), the
+   * store and the {@code tether} launcher.
+   */
+  private Map<String, String> commandEnvironment(String id, WorkContext context) {
+    Map<String, String> env = new java.util.HashMap<>();
+    env.put("TETHER_ITEM_ID", id);
+    env.put("TETHER_DELIVERY", Integer.toString(context.deliveryCount()));
+    env.put("TETHER_QUEUE", config.queue());
+    env.put("TETHER_CHECKPOINT", context.lastCheckpoint().map(Worker::checkpointVariable).orElse(""));
+    if (childAccess != null) {
+      env.putAll(childAccess.environment());
+      context.receiptHandle().ifPresent(h -> env.put("TETHER_LEASE", h));
+    }
+    return env;
+  }
+
+  /** A checkpoint as an environment value: text, or {@code base64:} when not text (or with NUL). */
+  static String checkpointVariable(byte[] checkpoint) {
+    String text = Reports.checkpointText(checkpoint);
+    return text.indexOf('\0') < 0 ? text
+        : "base64:" + java.util.Base64.getEncoder().encodeToString(checkpoint);
+  }
+
+  /**
    * Tells whether a silent command's lease is gone, by asking the store (the token and the
-   * store's clock, {@link WorkContext#checkLease()}) at most every {@link #PROBE_INTERVAL}, and
-   * only after the heartbeat has been quiet for that long. A failed check (the store cannot be
-   * reached) is logged and left to the context's own signal, which turns true once the lease ran
-   * out by this process's clock.
+   * store's clock) at most every {@link #PROBE_INTERVAL}, and only after the heartbeat has been
+   * quiet for that long. The same read returns the lease's work beat: when the command (or a
+   * process it delegated to) recorded a beat or a checkpoint through {@code TETHER_LEASE} since
+   * the last reading, that counts as a beat of the command, so the lease is extended for it as
+   * for output, and this process's own bound on the lease moves with that extension. A failed
+   * check (the store cannot be reached) is logged and left to the context's own signal, which
+   * turns true once the lease ran out by this process's clock.
    */
   private static final class LeaseProbe implements java.util.function.BooleanSupplier {
     private final WorkContext context;
+    private final LeaseManager leases;
+    private final long itemId;
+    private final long token;
+    private final boolean known;
+    private java.time.Instant lastWorkBeat;
     private long nextProbe = System.nanoTime();
     private boolean lost;
 
-    LeaseProbe(WorkContext context) {
+    LeaseProbe(WorkContext context, LeaseManager leases) {
       this.context = context;
+      this.leases = leases;
+      long[] key = context.receiptHandle().map(LeaseProbe::parse).orElse(null);
+      this.known = key != null;
+      this.itemId = known ? key[0] : 0;
+      this.token = known ? key[1] : 0;
+      if (known) {
+        try {
+          lastWorkBeat = leases.inspectLease(itemId, token).workBeatAt();
+        } catch (RuntimeException e) {
+          log.debug("Reading the work beat of item {} failed: {}", itemId, e.toString());
+        }
+      }
+    }
+
+    /** The item id and token of a {@code JdbcMailbox} receipt handle ({@code id:hex}), or null. */
+    static long[] parse(String handle) {
+      int colon = handle.indexOf(':');
+      try {
+        return colon < 0 ? null : new long[] {Long.parseLong(handle.substring(0, colon)),
+            Long.parseUnsignedLong(handle.substring(colon + 1), 16)};
+      } catch (NumberFormatException e) {
+        return null;
+      }
     }
 
     @Override
@@ -492,7 +567,21 @@ public final class Worker implements AutoCloseable {
       }
       nextProbe = now + PROBE_INTERVAL.toNanos();
       try {
-        LeaseStatus status = context.checkLease();
+        LeaseStatus status;
+        if (known) {
+          LeaseCheck check = leases.inspectLease(itemId, token);
+          status = check.status();
+          java.time.Instant beat = check.workBeatAt();
+          if (status.isHeld() && beat != null && !beat.equals(lastWorkBeat)) {
+            lastWorkBeat = beat;
+            context.beat(); // the command's own beat, recorded in the store
+          }
+          if (!status.isHeld()) {
+            status = context.checkLease(); // marks the context lost or cancelled
+          }
+        } else {
+          status = context.checkLease();
+        }
         if (!status.isHeld()) {
           lost = true;
           log.warn("Item {} (delivery {}): lease {} while its command was silent; stopping it",
