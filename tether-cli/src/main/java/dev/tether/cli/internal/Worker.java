@@ -44,8 +44,12 @@ import org.slf4j.LoggerFactory;
  * command that goes silent stops extending its lease; its process tree is killed when its lease
  * is found lost: by the store (a token check on the store's clock, while the heartbeat is quiet)
  * or by this process's monotonic clock (the lease ran out without a confirmed extension, as when
- * the store cannot be reached). {@link #stop} hands running items back at once, without charging
- * their attempt.
+ * the store cannot be reached), or when the item is cancelled (the store's cancellation watch
+ * tells the loop within about a second). A command takes part in its lease through its
+ * environment: it resumes from {@code TETHER_CHECKPOINT}, and its
+ * {@code "$TETHER_CLI" checkpoint} and {@code beat} are recorded in the store as work beats,
+ * which this worker reads while the command is silent and counts as output. {@link #stop} hands
+ * running items back at once, without charging their attempt.
  *
  * <p>Thread-safe; {@link #start(Health, boolean)} once, {@link #stop(Duration)} idempotent.
  */
