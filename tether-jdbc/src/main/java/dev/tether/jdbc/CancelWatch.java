@@ -78,6 +78,7 @@ final class CancelWatch {
   private Thread thread; // guarded by lock
   private volatile boolean stopped;
   private volatile boolean checkRequested;
+  private boolean failing; // only the watch thread reads and writes it
 
   CancelWatch(TetherStore store) {
     this.store = store;
@@ -158,14 +159,25 @@ final class CancelWatch {
         checkRequested = false;
         if (!stopped && !watched.isEmpty()) {
           checkNow();
+          if (failing) {
+            failing = false;
+            LOG.info("Checking held items for cancellation works again");
+          }
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
       } catch (RuntimeException e) {
         if (!stopped && !store.isClosed()) {
-          LOG.warn("Checking {} watched items for cancellation failed; will retry in {} ms: {}",
-              watched.size(), interval, e.toString());
+          // once per outage at WARN: the store's own calls report the outage too
+          if (!failing) {
+            failing = true;
+            LOG.warn("Checking {} held items for cancellation failed; retrying every {} ms"
+                + " (holders learn of a cancellation at their next store call meanwhile): {}",
+                watched.size(), interval, e.toString());
+          } else {
+            LOG.debug("Checking held items for cancellation failed again: {}", e.toString());
+          }
         }
       }
     }
