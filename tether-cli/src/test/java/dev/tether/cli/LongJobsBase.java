@@ -148,7 +148,8 @@ abstract class LongJobsBase {
 
   private int progress(long id) {
     byte[] p = item(id).progress();
-    return p == null ? 0 : Integer.parseInt(new String(p, StandardCharsets.UTF_8));
+    String text = p == null ? "" : new String(p, StandardCharsets.UTF_8);
+    return text.matches("[0-9]+") ? Integer.parseInt(text) : 0;
   }
 
   @Test
@@ -171,6 +172,33 @@ abstract class LongJobsBase {
         .isEqualTo(WorkStatus.COMPLETED);
     assertThat(done.deliveryCount()).isEqualTo(1);
     assertThat(done.checkpoints()).isEmpty();
+  }
+
+  @Test
+  void checkpointAndBeatThroughALostOrCancelledLeaseExitFourWithOneLineAndWriteNothing() throws Exception {
+    JarRunner t = new JarRunner(dir, storeUrl());
+    long id = id(t.run("enqueue", "--", "true"));
+    item(id); // opens the observer's store
+    LeaseManager holder = new LeaseManager(observer, "test-holder");
+    dev.tether.jdbc.Lease lease = holder.acquire("default", Duration.ofMinutes(5)).orElseThrow();
+    String handle = "TETHER_LEASE=" + id + ":" + Long.toHexString(lease.token());
+
+    JarRunner.Proc ok = t.startWith(List.of("env", handle), "checkpoint", "step 1");
+    assertThat(ok.waitFor(60)).as(ok.err()).isZero();
+    assertThat(new String(item(id).progress(), StandardCharsets.UTF_8)).isEqualTo("step 1");
+
+    holder.handBack(id, lease.token(), Duration.ZERO);
+    JarRunner.Proc lost = t.startWith(List.of("env", handle), "checkpoint", "step 2");
+    assertThat(lost.waitFor(60)).isEqualTo(TetherCli.EXIT_LEASE_LOST);
+    assertThat(lost.err().strip()).doesNotContain("\n").contains("the lease on item " + id + " is lost");
+    assertThat(new String(item(id).progress(), StandardCharsets.UTF_8)).isEqualTo("step 1");
+
+    dev.tether.jdbc.Lease again = holder.acquire("default", Duration.ofMinutes(5)).orElseThrow();
+    new dev.tether.jdbc.QueueAdmin(observer).cancel(id, "stop");
+    JarRunner.Proc cancelled = t.startWith(
+        List.of("env", "TETHER_LEASE=" + id + ":" + Long.toHexString(again.token())), "beat");
+    assertThat(cancelled.waitFor(60)).isEqualTo(TetherCli.EXIT_LEASE_LOST);
+    assertThat(cancelled.err().strip()).doesNotContain("\n").contains("item " + id + " was cancelled");
   }
 
   @Test
