@@ -21,7 +21,8 @@ import picocli.CommandLine.Command;
  * <p>Exit codes: 0 ok (also a worker or server stopped cleanly by SIGTERM or SIGINT), 1
  * operational failure (a store that cannot be opened, an unknown item, a worker that failed), 2
  * usage error (unknown option, bad duration, invalid queue name, empty command), 3 a worker
- * stopped by a signal whose shutdown did not finish in time. Errors are one line on standard
+ * stopped by a signal whose shutdown did not finish in time, 4 a {@code checkpoint} or {@code beat}
+ * whose lease is lost or whose item was cancelled. Errors are one line on standard
  * error; {@code --verbose} adds the stack trace. docs/CLI.md lists every code of every command.
  */
 @Command(
@@ -36,6 +37,9 @@ import picocli.CommandLine.Command;
       InspectCommand.class,
       StatsCommand.class,
       RequeueCommand.class,
+      CancelCommand.class,
+      CheckpointCommand.class,
+      BeatCommand.class,
       SweepCommand.class,
       PurgeCommand.class,
       ServeCommand.class,
@@ -54,6 +58,12 @@ public final class TetherCli implements Runnable {
 
   /** Exit code: a worker stopped by SIGTERM or SIGINT that did not finish its shutdown in time. */
   public static final int EXIT_STOP_TIMEOUT = 3;
+
+  /**
+   * Exit code of {@code tether checkpoint} and {@code tether beat}: the lease is lost or the item
+   * was cancelled; the command should stop.
+   */
+  public static final int EXIT_LEASE_LOST = 4;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

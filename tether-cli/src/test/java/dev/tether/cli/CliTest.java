@@ -149,6 +149,30 @@ class CliTest {
   }
 
   @Test
+  void cancelEndsAPendingItemCancelledAndRefusesUnknownOrEndedItemsWithOneLine() throws Exception {
+    withDb("enqueue", "--", "true");
+    Run c = withDb("cancel", "1", "--reason", "not needed");
+    assertThat(c.code()).as(c.err()).isZero();
+    assertThat(c.out()).contains("cancelled item 1");
+    JsonNode item = withDb("inspect", "1", "--json").json();
+    assertThat(item.get("status").asText()).isEqualTo("cancelled");
+    assertThat(item.get("error").asText()).isEqualTo("not needed");
+    assertOneLineError(withDb("cancel", "1"), 1, "item 1 is cancelled; only pending or in-progress items can be cancelled");
+    assertOneLineError(withDb("cancel", "99"), 1, "no item 99");
+    assertOneLineError(withDb("cancel", "1", "--reason", " "), 2, "--reason is empty");
+    assertThat(withDb("requeue", "1").code()).isZero();
+  }
+
+  @Test
+  void checkpointAndBeatOutsideAWorkersCommandAreUsageErrors() {
+    assertThat(System.getenv("TETHER_LEASE")).as("the test JVM runs outside a worker").isNull();
+    withDb("enqueue", "--", "true");
+    assertOneLineError(withDb("checkpoint", "step 1"), 2, "TETHER_LEASE is not set");
+    assertOneLineError(withDb("beat"), 2, "TETHER_LEASE is not set");
+    assertThat(withDb("inspect", "1", "--json").out()).contains("\"checkpoint\":null");
+  }
+
+  @Test
   void requeueOfAPendingItemFailsWithOneLine() {
     withDb("enqueue", "--", "true");
     assertOneLineError(withDb("requeue", "1"), 1, "item 1 is pending; only failed or cancelled items can be requeued");
@@ -305,7 +329,7 @@ class CliTest {
 
   @Test
   void everyCommandHasHelp() {
-    for (String c : List.of("enqueue", "worker", "ls", "inspect", "stats", "requeue", "sweep", "purge", "serve", "demo")) {
+    for (String c : List.of("enqueue", "worker", "ls", "inspect", "stats", "requeue", "cancel", "checkpoint", "beat", "sweep", "purge", "serve", "demo")) {
       Run r = tether(c, "--help");
       assertThat(r.code()).as(c).isZero();
       assertThat(r.out()).as(c).contains("Usage: tether " + c);

@@ -363,11 +363,14 @@ public final class MainLoop<T, R> implements WorkLoop {
           : (deadlineTimer != null ? deadlineTimer : DeadlineTimer.shared()).interruptAt(Thread.currentThread(), config.deadline().get(),
               () -> log.warn("MainLoop '{}': message {} passed its deadline of {}; interrupting"
                   + " its handler", name, message.id(), config.deadline().get()));
+      // a cancellation reaches the handler's context as soon as the mailbox learns of it
+      Message.Subscription cancelWatch = message.watchCancellation(attachment::markCancelled);
       try {
         result = handler.handle(message.body(), context);
       } catch (Exception e) {
         failure = e;
       } finally {
+        cancelWatch.close();
         if (watch != null && watch.cancel()) {
           Thread.interrupted(); // the interrupt was for the handler, not for the loop
           if (failure == null) {

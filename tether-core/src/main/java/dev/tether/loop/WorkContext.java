@@ -135,6 +135,17 @@ public final class WorkContext {
   }
 
   /**
+   * Returns the receipt handle of the message this context works on: what names its current
+   * lease to the mailbox (for example, to hand the lease to a process the handler delegates the
+   * work to). Treat it as a secret of this delivery.
+   *
+   * @return the handle, or empty when the context has no message object
+   */
+  public Optional<String> receiptHandle() {
+    return message == null ? Optional.empty() : Optional.of(message.receiptHandle());
+  }
+
+  /**
    * Returns whether the lease on the message is lost: an extension or a checkpoint was refused,
    * {@link #checkLease()} found it gone, or it ran out (by this process's monotonic clock, counted
    * from the last extension the store confirmed) without a successful extension, so another

@@ -259,4 +259,31 @@ public interface Message<T, R> {
    * @throws MessageFinalizedException if this delivery already finalized it
    */
   void deadLetter(String reason);
+
+  /**
+   * Asks to be told promptly when this message is cancelled while this delivery holds it, rather
+   * than at its holder's next call to the mailbox: {@code onCancelled} runs at most once, on a
+   * thread of the mailbox's, and must be fast and not throw (a flag to set, a process to signal).
+   * How promptly depends on the mailbox (a notification, or a periodic check of all the messages
+   * it watches). Close the returned subscription when the delivery ends. A mailbox that cannot
+   * watch returns one that does nothing; the holder then learns of a cancellation at its next
+   * call ({@link #checkLease()}, {@link #extendVisibility}, ...).
+   *
+   * @param onCancelled what to run once the message is found cancelled
+   * @return the subscription; closing it stops the watch (idempotent)
+   */
+  default Subscription watchCancellation(Runnable onCancelled) {
+    return Subscription.NONE;
+  }
+
+  /** A watch started by {@link #watchCancellation}; closing it ends the watch. */
+  @FunctionalInterface
+  interface Subscription extends AutoCloseable {
+    /** A subscription that watches nothing. */
+    Subscription NONE = () -> {};
+
+    /** Ends the watch; idempotent, never throws. */
+    @Override
+    void close();
+  }
 }

@@ -4,14 +4,16 @@ import java.time.Instant;
 
 /**
  * One entry of a work item's audit trail: how one delivery ended other than by success (lease
- * expired, released as failed, handed back, dead-lettered) or an operator action (redriven,
- * cancelled). Not to be confused with a progress checkpoint ({@link
+ * expired, released as failed, handed back, dead-lettered), an operator action (redriven,
+ * cancelled), or a delivery that started from the progress checkpoint an earlier delivery wrote
+ * (progress taken over). Not to be confused with a progress checkpoint ({@link
  * dev.tether.loop.WorkContext#checkpoint}), which records a handler's progress.
  *
  * @param id the checkpoint id
  * @param itemId the work item
  * @param kind {@code lease_expired}, {@code released_failed}, {@code handed_back},
- *     {@code dead_lettered}, {@code redriven} or {@code cancelled} ({@code nacked} in stores
+ *     {@code dead_lettered}, {@code redriven}, {@code cancelled} or {@code progress_taken_over}
+ *     ({@code nacked} in stores
  *     written before hand-backs were told apart from failures)
  * @param leaseHolder the worker that held the lease, or null
  * @param leaseToken the lease token, or null
@@ -42,4 +44,9 @@ public record Checkpoint(
   public static final String REDRIVEN = "redriven";
   /** Kind written when an operator cancels a pending or in-progress item ({@link QueueAdmin#cancel}). */
   public static final String CANCELLED = "cancelled";
+  /**
+   * Kind written when a delivery starts from the progress checkpoint an earlier delivery wrote;
+   * its reason names that delivery and when it wrote the checkpoint.
+   */
+  public static final String PROGRESS_TAKEN_OVER = "progress_taken_over";
 }

@@ -665,6 +665,17 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       return call(() -> leases.checkLease(id, token), "checkLease");
     }
 
+    /**
+     * Watches through the store's {@link CancelWatch}: on PostgreSQL with notifications the
+     * cancelling transaction's notification, else a check of this process's held items every
+     * half second.
+     */
+    @Override
+    public Subscription watchCancellation(Runnable onCancelled) {
+      java.util.Objects.requireNonNull(onCancelled, "onCancelled");
+      return store.cancelWatch().watch(id, onCancelled);
+    }
+
     @Override
     public void reply(R replyBody) {
       if (replyTo == null) {

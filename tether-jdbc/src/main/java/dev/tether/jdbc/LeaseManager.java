@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Enqueues, leases, renews and releases work items for one worker.
@@ -41,6 +43,8 @@ import java.util.function.BooleanSupplier;
  * StoreUnavailableException} (transient) or {@link TetherStoreException}.
  */
 public final class LeaseManager {
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseManager.class);
+
   private final TetherStore store;
   private final String workerId;
   private final LeaseManagerConfig config;
@@ -208,7 +212,30 @@ public final class LeaseManager {
    */
   public List<Lease> acquire(AcquireRequest request) {
     Objects.requireNonNull(request, "request");
-    return store.acquire("acquiring from queue '" + request.queue() + "'", request, workerId, clock);
+    List<Lease> leases =
+        store.acquire("acquiring from queue '" + request.queue() + "'", request, workerId, clock);
+    for (Lease lease : leases) {
+      if (lease.progress() != null) {
+        recordTakeover(lease);
+      }
+    }
+    return leases;
+  }
+
+  /**
+   * Records in the audit trail that a delivery starts from the progress checkpoint of an earlier
+   * one. Runs after the acquisition (only for items with a checkpoint, so the acquisition itself
+   * stays one statement); a failure is logged, never thrown, because the lease is already taken.
+   */
+  private void recordTakeover(Lease lease) {
+    try {
+      store.write("recording the progress taken over by item " + lease.itemId(), c ->
+          sql.leases().recordTakeover(c, lease.itemId(), lease.token(), store.now(c, clock)));
+    } catch (RuntimeException e) {
+      LOG.warn("Could not record that delivery {} of item {} takes over its progress checkpoint"
+          + " (the audit trail misses this entry; the work goes on): {}", lease.deliveryCount(),
+          lease.itemId(), e.toString());
+    }
   }
 
   /** Longest wait of {@link #acquire(AcquireRequest, Duration)}. */
@@ -393,7 +420,8 @@ public final class LeaseManager {
   /**
    * Records the progress checkpoint of a leased item, replacing the previous one: fenced by the
    * token and durable when this returns; the item's next delivery gets it ({@link
-   * Lease#progress()}). Also counts as the lease's heartbeat, but does not extend it.
+   * Lease#progress()}). Also counts as the lease's heartbeat and work beat ({@link #beat}), but
+   * does not extend it.
    *
    * @param itemId the item
    * @param token the lease token
@@ -431,6 +459,43 @@ public final class LeaseManager {
   public LeaseStatus checkLease(long itemId, long token) {
     return store.read("checking the lease of item " + itemId,
         c -> sql.leases().checkLease(c, itemId, token, store.now(c, clock)));
+  }
+
+  /**
+   * Asks the store like {@link #checkLease} and also reads the last beat the lease's work
+   * recorded through its token ({@link #beat}, {@link #checkpoint}), so that a holder can tell
+   * that work it cannot see (a process it delegated the work to) is progressing. Reads one row;
+   * changes nothing.
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @return the status and the last work beat
+   * @throws StoreUnavailableException if the database cannot be reached
+   */
+  public LeaseCheck inspectLease(long itemId, long token) {
+    return store.read("checking the lease of item " + itemId,
+        c -> sql.leases().inspectLease(c, itemId, token, store.now(c, clock)));
+  }
+
+  /**
+   * Records a beat of a leased item's work in the store, fenced by the token: its heartbeat and
+   * its work beat ({@link LeaseCheck#workBeatAt()}) become now. Does not extend the lease: the
+   * holder, which reads the work beat, extends it as for any other beat of its work. For work
+   * done outside the holder's process (a command's own process, a service it delegated to).
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
+   * @throws ItemFinalizedException if this lease already finalized the item
+   * @throws StoreUnavailableException if the database cannot be reached
+   */
+  public void beat(long itemId, long token) {
+    store.write("recording a beat of item " + itemId, c -> {
+      sql.leases().beat(c, itemId, token, store.now(c, clock));
+      return null;
+    });
   }
 
   /**

@@ -7,6 +7,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import dev.tether.mailbox.LeaseStatus;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What a lease holder does to its item, one lease at a time: renew, complete, touch (a reply),
@@ -153,14 +155,61 @@ final class LeaseOperations {
   void checkpoint(Connection c, long id, long token, byte[] progress, Instant now) throws SQLException {
     updateHeld(c,
         "UPDATE tether_work_items SET progress = ?, progress_at = ?, progress_delivery = delivery_count,"
-            + " heartbeat_at = ?, updated_at = ? WHERE id = ? AND lease_token = ? AND status = 'in_progress'",
+            + " heartbeat_at = ?, beat_at = ?, updated_at = ?"
+            + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'",
         id, token, "checkpoint", ps -> {
           engine.setBytes(ps, 1, progress);
           engine.setInstant(ps, 2, now);
           engine.setInstant(ps, 3, now);
           engine.setInstant(ps, 4, now);
-          return 4;
+          engine.setInstant(ps, 5, now);
+          return 5;
         });
+  }
+
+  /**
+   * Records a beat of a held lease's work (its heartbeat and its work beat), fenced by the token;
+   * does not extend the lease.
+   */
+  void beat(Connection c, long id, long token, Instant now) throws SQLException {
+    updateHeld(c,
+        "UPDATE tether_work_items SET heartbeat_at = ?, beat_at = ?, updated_at = ?"
+            + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'",
+        id, token, "beat", ps -> {
+          engine.setInstant(ps, 1, now);
+          engine.setInstant(ps, 2, now);
+          engine.setInstant(ps, 3, now);
+          return 3;
+        });
+  }
+
+
+  /**
+   * Writes a {@code progress_taken_over} checkpoint when the lease's delivery starts from a
+   * progress checkpoint an earlier delivery wrote; does nothing otherwise (no checkpoint, this
+   * delivery's own, or the lease no longer held). Returns whether it wrote one.
+   */
+  boolean recordTakeover(Connection c, long id, long token, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT lease_holder, delivery_count, heartbeat_at, progress_at, progress_delivery"
+            + " FROM tether_work_items WHERE id = ? AND lease_token = ? AND status = 'in_progress'"
+            + " AND progress IS NOT NULL AND progress_delivery < delivery_count")) {
+      ps.setLong(1, id);
+      ps.setLong(2, token);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return false;
+        }
+        int delivery = rs.getInt("delivery_count");
+        int from = rs.getInt("progress_delivery");
+        Instant at = engine.getInstant(rs, "progress_at");
+        checkpoints.insert(c, Checkpoint.PROGRESS_TAKEN_OVER, new Checkpoints.Entry(id,
+            rs.getString("lease_holder"), token, delivery, engine.getInstant(rs, "heartbeat_at"),
+            "delivery " + delivery + " starts from the progress checkpoint written by delivery "
+                + from + " at " + at), now);
+        return true;
+      }
+    }
   }
 
   /**
@@ -168,25 +217,56 @@ final class LeaseOperations {
    * or cancelled. Reads one row; changes nothing.
    */
   LeaseStatus checkLease(Connection c, long id, long token, Instant now) throws SQLException {
+    return inspectLease(c, id, token, now).status();
+  }
+
+  /** {@link #checkLease} with the lease's last work beat, when it is still this token's. */
+  LeaseCheck inspectLease(Connection c, long id, long token, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT status, lease_token, lease_expires_at FROM tether_work_items WHERE id = ?")) {
+        "SELECT status, lease_token, lease_expires_at, beat_at FROM tether_work_items WHERE id = ?")) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
-          return LeaseStatus.LOST;
+          return new LeaseCheck(LeaseStatus.LOST, null);
         }
         String status = rs.getString("status");
         if (WorkStatus.CANCELLED.dbValue().equals(status)) {
-          return LeaseStatus.CANCELLED;
+          return new LeaseCheck(LeaseStatus.CANCELLED, null);
         }
         Long current = ItemReads.getLongOrNull(rs, "lease_token");
         if (!WorkStatus.IN_PROGRESS.dbValue().equals(status) || current == null || current != token) {
-          return LeaseStatus.LOST;
+          return new LeaseCheck(LeaseStatus.LOST, null);
         }
         Instant expires = engine.getInstant(rs, "lease_expires_at");
-        return expires != null && expires.isAfter(now) ? LeaseStatus.HELD : LeaseStatus.EXPIRED;
+        return new LeaseCheck(
+            expires != null && expires.isAfter(now) ? LeaseStatus.HELD : LeaseStatus.EXPIRED,
+            engine.getInstant(rs, "beat_at"));
       }
     }
+  }
+
+  /** Watched items per statement of {@link #cancelledAmong} (its placeholders). */
+  static final int CANCELLED_CHUNK = 16;
+
+  /** Which of {@code ids} are cancelled: one primary-key statement per {@link #CANCELLED_CHUNK} ids. */
+  List<Long> cancelledAmong(Connection c, List<Long> ids) throws SQLException {
+    List<Long> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT id FROM tether_work_items WHERE status = 'cancelled'"
+            + " AND id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+      for (int from = 0; from < ids.size(); from += CANCELLED_CHUNK) {
+        for (int i = 0; i < CANCELLED_CHUNK; i++) {
+          int k = from + i;
+          ps.setLong(i + 1, k < ids.size() ? ids.get(k) : -1L); // -1: no item has that id
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            out.add(rs.getLong(1));
+          }
+        }
+      }
+    }
+    return out;
   }
 
   private static Checkpoints.Entry entry(Held h, String reason) {

@@ -11,8 +11,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One thread per PostgreSQL store ({@code tether-listener-N}) holding its own connection that
- * {@code LISTEN}s on {@link PostgresEngine#CHANNEL}; each notification (an enqueue committed by any
- * process) wakes the store's waiting receivers. A lost connection is logged and reopened with
+ * {@code LISTEN}s on {@link PostgresEngine#CHANNEL} and {@link PostgresEngine#CANCEL_CHANNEL}; each
+ * notification of an enqueue committed by any process wakes the store's waiting receivers, each
+ * of a cancellation tells the holders in this process ({@link CancelWatch}). A lost connection is logged and reopened with
  * backoff; meanwhile receivers still poll, and after reconnecting they are woken once in case a
  * notification was missed. Losing an established connection marks the store {@linkplain
  * TetherStore#isAvailable() unavailable}; reconnecting marks it available again (unless a call
@@ -54,17 +55,29 @@ final class NotificationListener implements Runnable {
       try (Connection c = store.openListenerConnection()) {
         try (Statement st = c.createStatement()) {
           st.execute("LISTEN " + PostgresEngine.CHANNEL);
+          st.execute("LISTEN " + PostgresEngine.CANCEL_CHANNEL);
         }
         PGConnection pg = c.unwrap(PGConnection.class);
         LOG.debug("Listening for enqueue notifications on {}", description);
         listening = true;
         store.listenerConnected(ticket);
         store.signalItems(); // anything enqueued while not listening
+        store.cancelWatch().requestCheck(); // anything cancelled while not listening
         backoff = 100;
         while (!stopped) {
           PGNotification[] got = pg.getNotifications(WAIT_MILLIS);
           if (got != null && got.length > 0) {
-            store.signalItems();
+            boolean items = false;
+            for (PGNotification n : got) {
+              if (PostgresEngine.CANCEL_CHANNEL.equals(n.getName())) {
+                cancelled(n.getParameter());
+              } else {
+                items = true;
+              }
+            }
+            if (items) {
+              store.signalItems();
+            }
           }
         }
       } catch (SQLException | RuntimeException e) {
@@ -89,5 +102,14 @@ final class NotificationListener implements Runnable {
       }
     }
     LOG.debug("Stopped listening for enqueue notifications on {}", description);
+  }
+
+  private void cancelled(String payload) {
+    try {
+      store.cancelWatch().cancelled(Long.parseLong(payload));
+    } catch (NumberFormatException e) {
+      LOG.warn("Ignoring a cancellation notification on {} with payload '{}': not an item id",
+          description, payload);
+    }
   }
 }

@@ -79,6 +79,9 @@ final class OperatorActions {
     }
     checkpoints.insert(c, Checkpoint.CANCELLED,
         new Checkpoints.Entry(id, holder, token, deliveries, heartbeat, reason), now);
+    if (token != null) {
+      engine.notifyCancelled(c, id);
+    }
     replies.answerWithError(c, id, replyTo, reason, attempts, true, now);
     return true;
   }

@@ -38,6 +38,9 @@ final class PostgresEngine implements StoreEngine {
   /** The channel enqueues notify and receivers listen on. */
   static final String CHANNEL = "tether_items";
 
+  /** The channel a cancellation notifies, with the item id as payload. */
+  static final String CANCEL_CHANNEL = "tether_cancelled";
+
   /**
    * Promotes up to 1,000 of the queue's scheduled (delayed) pending items due at {@code now},
    * earliest due first (see {@link SqliteEngine#PROMOTE}). The rows are taken {@code SKIP
@@ -397,6 +400,17 @@ final class PostgresEngine implements StoreEngine {
     if (notifies()) {
       try (Statement st = c.createStatement()) {
         st.execute("NOTIFY " + CHANNEL);
+      }
+    }
+  }
+
+  /** {@code pg_notify} on {@link #CANCEL_CHANNEL} with the item id: delivered at commit. */
+  @Override
+  public void notifyCancelled(Connection c, long itemId) throws SQLException {
+    if (notifies()) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify('tether_cancelled', ?)")) {
+        ps.setString(1, Long.toString(itemId));
+        ps.execute();
       }
     }
   }

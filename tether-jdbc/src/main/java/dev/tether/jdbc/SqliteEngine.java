@@ -295,6 +295,11 @@ final class SqliteEngine implements StoreEngine {
     // other processes on the file find new items by polling
   }
 
+  @Override
+  public void notifyCancelled(Connection c, long itemId) {
+    // holders in other processes find it by their periodic check
+  }
+
   // ------------------------------------------------------------------ errors
 
   @Override

@@ -208,6 +208,13 @@ interface StoreEngine {
   /** Inside an enqueue's transaction: tells other processes' listeners once it commits. */
   void notifyItems(Connection c) throws SQLException;
 
+  /**
+   * Inside a cancellation's transaction: tells every process's listener, once it commits, that
+   * {@code itemId} was cancelled, so that its holder stops at once ({@link CancelWatch}). Does
+   * nothing where the engine does not notify (holders find it by their periodic check).
+   */
+  void notifyCancelled(Connection c, long itemId) throws SQLException;
+
   // ------------------------------------------------------------------ errors
 
   /** Whether this exception (one link of a cause chain) says the database went out of reach. */

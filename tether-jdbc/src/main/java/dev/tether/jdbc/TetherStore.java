@@ -69,6 +69,7 @@ public final class TetherStore implements AutoCloseable {
   private final RenewalBatcher renewals;
   private final StoreAvailability availability;
   private final Wakeups wakeups = new Wakeups();
+  private final CancelWatch cancelWatch = new CancelWatch(this);
   private volatile NotificationListener listener;
   /** On a caller's data source, the schema each borrowed connection is switched to; else null. */
   private final String switchedSchema;
@@ -312,6 +313,7 @@ public final class TetherStore implements AutoCloseable {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       wakeAllReceivers();
+      cancelWatch.stop();
       NotificationListener l = listener;
       if (l != null) {
         l.stop();
@@ -478,7 +480,13 @@ public final class TetherStore implements AutoCloseable {
     engine.notifyItems(c);
   }
 
-  private void ensureListener() {
+  /** Tells this process's lease holders of cancellations ({@link CancelWatch}). */
+  CancelWatch cancelWatch() {
+    return cancelWatch;
+  }
+
+  /** Starts the notification listener if the engine notifies and it is not running yet. */
+  void ensureListener() {
     if (!usesNotifications() || listener != null || closed.get()) {
       return;
     }

@@ -51,6 +51,62 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void workBeatsAreRecordedByBeatsAndCheckpointsNotByRenewalsAndAreFencedByTheToken() {
+    LeaseManager a = worker("worker-a");
+    LeaseManager b = worker("worker-b");
+    long id = a.enqueue(NewWorkItem.of("beats", "job"));
+    Lease la = a.acquire("beats", LEASE).orElseThrow();
+    assertThat(a.inspectLease(id, la.token()).workBeatAt()).isNull();
+
+    clock.advance(Duration.ofSeconds(1));
+    a.renew(id, la.token(), LEASE);
+    assertThat(a.inspectLease(id, la.token()).workBeatAt()).as("an extension is not a work beat").isNull();
+
+    java.time.Instant expiry = a.find(id).orElseThrow().leaseExpiresAt();
+    clock.advance(Duration.ofSeconds(1));
+    b.beat(id, la.token()); // any process with the token: a delegated process
+    LeaseCheck afterBeat = a.inspectLease(id, la.token());
+    assertThat(afterBeat.status()).isEqualTo(dev.tether.mailbox.LeaseStatus.HELD);
+    assertThat(afterBeat.workBeatAt()).isNotNull();
+    assertThat(a.find(id).orElseThrow().leaseExpiresAt()).as("a beat does not extend").isEqualTo(expiry);
+
+    clock.advance(Duration.ofSeconds(1));
+    b.checkpoint(id, la.token(), "step 1".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(a.inspectLease(id, la.token()).workBeatAt()).isAfter(afterBeat.workBeatAt());
+
+    clock.advance(LEASE.plusSeconds(1));
+    Lease lb = b.acquire("beats", LEASE).orElseThrow();
+    assertThatThrownBy(() -> a.beat(id, la.token())).isInstanceOf(LeaseConflictException.class);
+    assertThat(a.inspectLease(id, la.token()).status()).isEqualTo(dev.tether.mailbox.LeaseStatus.LOST);
+    assertThat(new QueueAdmin(store).cancel(id, "stop")).isTrue();
+    assertThatThrownBy(() -> b.beat(id, lb.token())).isInstanceOf(ItemCancelledException.class);
+    assertThat(b.inspectLease(id, lb.token()).status()).isEqualTo(dev.tether.mailbox.LeaseStatus.CANCELLED);
+  }
+
+  @Test
+  void aDeliveryStartingFromAnEarlierDeliverysCheckpointIsAuditedOnceAndAFreshStartIsNot() {
+    LeaseManager a = worker("worker-a");
+    LeaseManager b = worker("worker-b");
+    long id = a.enqueue(NewWorkItem.of("resume", "job"));
+    Lease first = a.acquire("resume", LEASE).orElseThrow();
+    assertThat(first.progress()).isNull();
+    a.checkpoint(id, first.token(), "3".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    a.handBack(id, first.token(), Duration.ZERO);
+    Lease second = b.acquire("resume", LEASE).orElseThrow();
+    assertThat(second.progress()).asString(java.nio.charset.StandardCharsets.UTF_8).isEqualTo("3");
+    b.renew(id, second.token(), LEASE);
+    WorkItem item = b.find(id).orElseThrow();
+    assertThat(item.checkpoints()).extracting(Checkpoint::kind)
+        .containsExactly(Checkpoint.HANDED_BACK, Checkpoint.PROGRESS_TAKEN_OVER);
+    Checkpoint takeover = item.checkpoints().get(1);
+    assertThat(takeover.deliveryCount()).isEqualTo(2);
+    assertThat(takeover.leaseHolder()).isEqualTo("worker-b");
+    assertThat(takeover.leaseToken()).isEqualTo(second.token());
+    assertThat(takeover.reason()).isEqualTo("delivery 2 starts from the progress checkpoint written by"
+        + " delivery 1 at " + item.progressAt());
+  }
+
+  @Test
   void staleWorkersRenewAckAndReleaseAreRefusedAfterTakeover() {
     LeaseManager a = worker("worker-a");
     LeaseManager b = worker("worker-b");

@@ -104,6 +104,47 @@ abstract class MainLoopOnJdbcMailboxCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void aCancellationByAnotherStoreReachesTheRunningHandlerWithNoExtensionDueAndItsResultIsRefused()
+      throws Exception {
+    TetherStoreConfig realTime = TetherStoreConfig.builder().maximumPoolSize(4).build();
+    try (TetherStore holderStore = db.open(realTime); TetherStore operatorStore = db.open(realTime)) {
+      JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(holderStore, "cancel");
+      long id = Long.parseLong(jobs.send("a long job"));
+      java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.atomic.AtomicLong seenAfterNanos = new java.util.concurrent.atomic.AtomicLong(-1);
+      java.util.concurrent.atomic.AtomicLong cancelledAt = new java.util.concurrent.atomic.AtomicLong();
+      MainLoop<String, String> loop = MainLoop.builder("holder", jobs, (String body, WorkContext ctx) -> {
+        running.countDown();
+        // no beats: no extension is due for minutes, so only the watch can tell the handler
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(ctx::isCancelled);
+        seenAfterNanos.set(System.nanoTime() - cancelledAt.get());
+        return "finished anyway";
+      }).config(MainLoopConfig.builder()
+              .visibilityTimeout(Duration.ofMinutes(10))
+              .leaseExtender(LeaseExtenderConfig.of(Duration.ofMinutes(4), Duration.ofMinutes(9)))
+              .waitTime(Duration.ofMillis(200))
+              .build())
+          .build();
+      Thread holder = new Thread(() -> loop.run(1), "tether-test-holder");
+      holder.start();
+      assertThat(running.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+      cancelledAt.set(System.nanoTime());
+      assertThat(new QueueAdmin(operatorStore).cancel(id, "stopped by an operator")).isTrue();
+      holder.join(30_000);
+
+      assertThat(holder.isAlive()).isFalse();
+      assertThat(seenAfterNanos.get()).as("the handler saw the cancellation").isPositive();
+      // generous: the watch tells within about a second (a notification, or a check every 500 ms)
+      assertThat(Duration.ofNanos(seenAfterNanos.get())).isLessThan(Duration.ofSeconds(10));
+      WorkItem item = new LeaseManager(operatorStore, "inspector").find(id).orElseThrow();
+      assertThat(item.status()).isEqualTo(WorkStatus.CANCELLED);
+      assertThat(item.output()).as("the handler's result was refused").isNull();
+      assertThat(holderStore.cancelWatch().watchedCount()).isZero();
+    }
+  }
+
+  @Test
   void aLoopGroupOfTwoLoopsDrainsADurableQueueCompletingEachItemOnce() throws Exception {
     try (TetherStore realTime = db.open(TetherStoreConfig.builder().maximumPoolSize(6).build())) {
       JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(realTime, "drain");

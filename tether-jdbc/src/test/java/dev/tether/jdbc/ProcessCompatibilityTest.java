@@ -81,6 +81,66 @@ abstract class ProcessCompatibilityTest {
     lm.complete(id, again.token(), null);
   }
 
+  @Test
+  void jobKilledWithSigkillAfterStepKResumesAtStepKPlusOneOnAnotherWorkerWithTheHandoverAudited()
+      throws Exception {
+    LeaseManager lm = new LeaseManager(store, "observer");
+    long id = lm.enqueue(NewWorkItem.of("steps", "six steps"));
+    Process first = spawnMain(CheckpointingWorkerMain.class, db.url(), "steps", "first", "6", "3", "2000");
+    List<String> firstSteps = readSteps(first, 3);
+    assertThat(firstSteps).containsExactly("STEP 1 1", "STEP 1 2", "STEP 1 3");
+    kill9(first);
+    assertThat(lm.find(id).orElseThrow().progress()).asString(StandardCharsets.UTF_8).isEqualTo("3");
+
+    Process second = spawnMain(CheckpointingWorkerMain.class, db.url(), "steps", "second", "6", "0", "2000");
+    assertThat(readSteps(second, 3)).containsExactly("STEP 2 4", "STEP 2 5", "STEP 2 6");
+    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+        .until(() -> lm.find(id).orElseThrow().status() == WorkStatus.COMPLETED);
+    second.destroyForcibly();
+
+    WorkItem item = lm.find(id).orElseThrow();
+    assertThat(item.deliveryCount()).isEqualTo(2);
+    assertThat(item.progressDelivery()).isEqualTo(2);
+    assertThat(item.checkpoints()).extracting(Checkpoint::kind)
+        .containsExactly(Checkpoint.LEASE_EXPIRED, Checkpoint.PROGRESS_TAKEN_OVER);
+    assertThat(item.checkpoints().get(0)).satisfies(c -> {
+      assertThat(c.leaseHolder()).isEqualTo("first");
+      assertThat(c.deliveryCount()).isEqualTo(1);
+    });
+    assertThat(item.checkpoints().get(1)).satisfies(c -> {
+      assertThat(c.leaseHolder()).isEqualTo("second");
+      assertThat(c.deliveryCount()).isEqualTo(2);
+      assertThat(c.reason()).startsWith("delivery 2 starts from the progress checkpoint written by delivery 1 at ");
+    });
+  }
+
+  private Process spawnMain(Class<?> main, String... args) throws IOException {
+    Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+    List<String> cmd = new ArrayList<>(List.of(java.toString(), "-Xmx128m", "-XX:TieredStopAtLevel=1",
+        "-cp", System.getProperty("java.class.path"), main.getName()));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    children.add(p);
+    return p;
+  }
+
+  /** Reads the child's output until it printed {@code count} STEP lines; returns them. */
+  private static List<String> readSteps(Process child, int count) throws IOException {
+    BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    List<String> steps = new ArrayList<>();
+    List<String> other = new ArrayList<>();
+    while (steps.size() < count) {
+      String line = out.readLine();
+      assertThat(line).as("child output before step %d; other lines: %s", steps.size() + 1, other).isNotNull();
+      if (line.startsWith("STEP ")) {
+        steps.add(line);
+      } else {
+        other.add(line);
+      }
+    }
+    return steps;
+  }
+
   private static String awaitAcquired(Process child) throws IOException {
     BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
     String line;

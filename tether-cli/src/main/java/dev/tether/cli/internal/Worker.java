@@ -5,6 +5,8 @@ import dev.tether.LeaseExtenderConfig;
 import com.sun.net.httpserver.HttpHandler;
 import dev.tether.Codec;
 import dev.tether.jdbc.JdbcMailbox;
+import dev.tether.jdbc.LeaseCheck;
+import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.RecoverySweep;
 import dev.tether.jdbc.RecoverySweepConfig;
 import dev.tether.jdbc.TetherStore;
@@ -43,10 +45,14 @@ import org.slf4j.LoggerFactory;
  * command that goes silent stops extending its lease; its process tree is killed when its lease
  * is found lost: by the store (a token check on the store's clock, while the heartbeat is quiet)
  * or by this process's monotonic clock (the lease ran out without a confirmed extension, as when
- * the store cannot be reached). {@link #stop} drains: no new items, and running commands go on
- * (still extending their leases) for up to the drain timeout; those still running then are killed
- * and their items handed back, without charging their attempt, with their latest checkpoint.
- * {@link #stopNow()} ends the drain at once.
+ * the store cannot be reached), or when the item is cancelled (the store's cancellation watch
+ * tells the loop within about a second). A command takes part in its lease through its
+ * environment: it resumes from {@code TETHER_CHECKPOINT}, and its
+ * {@code "$TETHER_CLI" checkpoint} and {@code beat} are recorded in the store as work beats,
+ * which this worker reads while the command is silent and counts as output. {@link #stop} drains:
+ * no new items, and running commands go on (still extending their leases) for up to the drain
+ * timeout; those still running then are killed and their items handed back, without charging
+ * their attempt, with their latest checkpoint. {@link #stopNow()} ends the drain at once.
  *
  * <p>Thread-safe; {@link #start(Health, boolean)} once, {@link #stop(Duration)} idempotent.
  */
@@ -177,6 +183,8 @@ public final class Worker implements AutoCloseable {
   }
 
   private final TetherStore store;
+  private final ChildAccess childAccess;
+  private final LeaseManager leaseReader;
   private final Config config;
   private final WorkerEvents events;
   private final TetherMetrics metrics;
@@ -203,19 +211,26 @@ public final class Worker implements AutoCloseable {
    * @param events observer of items
    */
   public Worker(TetherStore store, Config config, WorkerEvents events) {
-    this(store, config, events, TetherMetrics.builder().queues(config.queue()).build());
+    this(store, config, events, TetherMetrics.builder().queues(config.queue()).build(), null);
   }
 
   /**
-   * Creates a worker whose loops record into {@code metrics}.
+   * Creates a worker whose loops record into {@code metrics} and whose commands can take part in
+   * their items' leases: with {@code childAccess}, their environment holds {@code TETHER_CLI},
+   * {@code TETHER_DB} and {@code TETHER_LEASE} (see {@link ChildAccess}), so that
+   * {@code "$TETHER_CLI" checkpoint} and {@code "$TETHER_CLI" beat} reach the item's lease.
    *
    * @param store the store (not closed by the worker)
    * @param config the configuration
    * @param events observer of items
    * @param metrics the meters of this process's loops (bind them to a registry to export them)
+   * @param childAccess how commands reach the store, or null for commands that cannot
    */
-  public Worker(TetherStore store, Config config, WorkerEvents events, TetherMetrics metrics) {
+  public Worker(TetherStore store, Config config, WorkerEvents events, TetherMetrics metrics,
+      ChildAccess childAccess) {
     this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
+    this.childAccess = childAccess;
+    this.leaseReader = new LeaseManager(store, "tether-worker-probe");
     this.store = store;
     this.config = config;
     this.events = events;
@@ -563,11 +578,8 @@ public final class Worker implements AutoCloseable {
           runner.run(
               spec,
               context,
-              Map.of(
-                  "TETHER_ITEM_ID", id,
-                  "TETHER_DELIVERY", Integer.toString(context.deliveryCount()),
-                  "TETHER_QUEUE", config.queue()),
-              new LeaseProbe(context, stopMargin, probes),
+              commandEnvironment(id, context),
+              new LeaseProbe(context, stopMargin, probes, leaseReader),
               ProcessRunner.OutputListener.NONE);
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       if (CommandResult.STOPPED_LEASE_LOST.equals(result.stopped())) {
@@ -593,35 +605,116 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
+   * The variables a command finds: its item, delivery and queue, its latest progress checkpoint
+   * ({@code TETHER_CHECKPOINT}, empty on a fresh start; as text, or {@code base64:} when it is not
+   * text), and, when the worker has {@link ChildAccess}, the lease ({@code TETHER_LEASE}), the
+   * store and the {@code tether} launcher.
+   */
+  private Map<String, String> commandEnvironment(String id, WorkContext context) {
+    Map<String, String> env = new java.util.HashMap<>();
+    env.put("TETHER_ITEM_ID", id);
+    env.put("TETHER_DELIVERY", Integer.toString(context.deliveryCount()));
+    env.put("TETHER_QUEUE", config.queue());
+    env.put("TETHER_CHECKPOINT", context.lastCheckpoint().map(Worker::checkpointVariable).orElse(""));
+    if (childAccess != null) {
+      env.putAll(childAccess.environment());
+      context.receiptHandle().ifPresent(h -> env.put("TETHER_LEASE", h));
+    }
+    return env;
+  }
+
+  /** A checkpoint as an environment value: text, or {@code base64:} when not text (or with NUL). */
+  static String checkpointVariable(byte[] checkpoint) {
+    String text = Reports.checkpointText(checkpoint);
+    return text.indexOf('\0') < 0 ? text
+        : "base64:" + java.util.Base64.getEncoder().encodeToString(checkpoint);
+  }
+
+  /**
    * Tells a command's runner (polling every 100 ms or less) to stop the command because its lease
    * is gone or about to be:
    *
    * <ul>
-   *   <li>the context says so (an extension or checkpoint was refused, or the lease ran out by this
-   *       process's monotonic clock without a confirmed extension);
+   *   <li>the context says so (an extension or checkpoint was refused, the item was cancelled, or
+   *       the lease ran out by this process's monotonic clock without a confirmed extension);
    *   <li>by that clock the lease surely holds for less than the stop margin (the time a kill takes),
    *       as when the store cannot be reached: the command is stopped so that it is gone before the
    *       store can let another worker take the item over;
-   *   <li>the store says the lease is gone (the token and the store's clock, {@link
-   *       WorkContext#checkLease()}), asked at most every {@link #PROBE_INTERVAL}, only after the
-   *       heartbeat has been quiet that long, and on a probe thread, so that a store that stopped
-   *       answering cannot hold up the checks above. A failed check is logged and retried.
+   *   <li>the store says the lease is gone (the token and the store's clock), asked at most every
+   *       {@link #PROBE_INTERVAL}, only after the heartbeat has been quiet that long, and on a probe
+   *       thread, so that a store that stopped answering cannot hold up the checks above. A failed
+   *       check is logged and retried.
    * </ul>
    *
-   * Called by one thread (the runner's).
+   * <p>The same read returns the lease's work beat: when the command (or a process it delegated
+   * to) recorded a beat or a checkpoint through {@code TETHER_LEASE} since the last reading, that
+   * counts as a beat of the command, so the lease is extended for it as for output (on the probe
+   * thread), and this process's own bound on the lease moves with that extension.
+   *
+   * <p>Called by one thread (the runner's); one probe in flight at a time.
    */
   private static final class LeaseProbe implements java.util.function.BooleanSupplier {
     private final WorkContext context;
     private final Duration stopMargin;
     private final java.util.concurrent.Executor probes;
+    private final LeaseManager leases;
+    private final long itemId;
+    private final long token;
+    private final boolean known;
+    private java.time.Instant lastWorkBeat; // read and written by one probe at a time
     private long nextProbe = System.nanoTime();
     private java.util.concurrent.CompletableFuture<LeaseStatus> inFlight;
     private boolean lost;
 
-    LeaseProbe(WorkContext context, Duration stopMargin, java.util.concurrent.Executor probes) {
+    LeaseProbe(WorkContext context, Duration stopMargin, java.util.concurrent.Executor probes,
+        LeaseManager leases) {
       this.context = context;
       this.stopMargin = stopMargin;
       this.probes = probes;
+      this.leases = leases;
+      long[] key = context.receiptHandle().map(LeaseProbe::parse).orElse(null);
+      this.known = key != null;
+      this.itemId = known ? key[0] : 0;
+      this.token = known ? key[1] : 0;
+      // No store read here (this runs on the runner's thread, which a frozen store must not
+      // hold): the first probe takes the work beat as it finds it, which counts at most one beat
+      // of an earlier delivery as this one's.
+    }
+
+    /**
+     * One check on the probe thread: the lease's status on the store's clock and, for a lease
+     * this worker can read directly, its work beat; a new work beat is beaten here, so a due
+     * extension runs on this thread, not the runner's. Returns null when the check failed.
+     */
+    private LeaseStatus probe() {
+      try {
+        if (!known) {
+          return context.checkLease();
+        }
+        LeaseCheck check = leases.inspectLease(itemId, token);
+        LeaseStatus status = check.status();
+        java.time.Instant beat = check.workBeatAt();
+        if (status.isHeld() && beat != null && !beat.equals(lastWorkBeat)) {
+          lastWorkBeat = beat;
+          context.beat(); // the command's own beat, recorded in the store
+        }
+        return status.isHeld() ? status : context.checkLease(); // marks the context lost or cancelled
+      } catch (RuntimeException e) {
+        log.warn("Checking the lease of item {} failed; will retry: {}",
+            context.messageId().orElse("?"), e.getMessage());
+        return null;
+      }
+    }
+
+    /** The item id and token of a {@code JdbcMailbox} receipt handle ({@code id:hex}), or null. */
+    static long[] parse(String handle) {
+      int colon = handle.indexOf(':');
+      try {
+        return colon < 0 ? null : new long[] {Long.parseLong(handle.substring(0, colon)),
+            Long.parseUnsignedLong(handle.substring(colon + 1), 16)};
+      } catch (NumberFormatException e) {
+        return null;
+      }
     }
 
     @Override
@@ -657,15 +750,7 @@ public final class Worker implements AutoCloseable {
       }
       nextProbe = now + PROBE_INTERVAL.toNanos();
       try {
-        inFlight = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-          try {
-            return context.checkLease();
-          } catch (RuntimeException e) {
-            log.warn("Checking the lease of item {} failed; will retry: {}",
-                context.messageId().orElse("?"), e.getMessage());
-            return null;
-          }
-        }, probes);
+        inFlight = java.util.concurrent.CompletableFuture.supplyAsync(this::probe, probes);
       } catch (java.util.concurrent.RejectedExecutionException e) {
         inFlight = null; // the worker is stopping; the checks above still run
       }
