@@ -102,7 +102,9 @@ final class WorkerCommand implements Callable<Integer> {
     // group's own JVM hook (handleSignals) stays as the fallback for what this cannot handle
     try (StopSignals signals = StopSignals.install(); TetherStore s = store.open(true)) {
       WorkerMetrics metrics = new WorkerMetrics();
-      Worker worker = new Worker(s, config, metrics);
+      // Micrometer is loaded only by a worker that serves /metrics
+      Worker worker = new Worker(s, config, metrics, healthPort == null ? null
+          : dev.tether.micrometer.TetherMetrics.builder().queues(queue).build());
       String token = Dashboard.tokenFromEnvOrRandom();
       Worker.Health health =
           healthPort == null
