@@ -1,7 +1,10 @@
 package dev.tether.bench;
 
+import dev.tether.loop.MainLoop;
 import dev.tether.mailbox.InMemoryMailbox;
 import dev.tether.mailbox.Message;
+import dev.tether.micrometer.TetherMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -33,12 +36,17 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 public class MailboxBenchmark {
   private static final Duration VISIBILITY = Duration.ofMinutes(1);
+  private static final Duration TOOK = Duration.ofMillis(3);
 
   private InMemoryMailbox<String, String> mailbox;
+  private MainLoop.Listener metered;
 
   @Setup(Level.Trial)
   public void setUp() {
     mailbox = InMemoryMailbox.<String, String>builder("bench").build();
+    TetherMetrics metrics = TetherMetrics.builder().build();
+    metrics.bindTo(new SimpleMeterRegistry());
+    metered = metrics.loopListener("bench");
   }
 
   @TearDown(Level.Trial)
@@ -62,6 +70,24 @@ public class MailboxBenchmark {
   @Threads(1)
   public int sendReceiveAcknowledgeOneThread() {
     return roundTrip();
+  }
+
+  /**
+   * The same round trip plus the events a {@code MainLoop} gives {@code TetherMetrics} for one
+   * message (received, completed with its duration, finished): the metrics' cost per message.
+   */
+  @Benchmark
+  @Threads(1)
+  public int sendReceiveAcknowledgeWithMetricsOneThread() {
+    mailbox.send("work");
+    List<Message<String, String>> got = mailbox.receive(1, VISIBILITY, Duration.ZERO);
+    for (Message<String, String> m : got) {
+      metered.received(m);
+      m.acknowledge();
+      metered.completed(m, TOOK);
+      metered.finished(m);
+    }
+    return got.size();
   }
 
   @Benchmark

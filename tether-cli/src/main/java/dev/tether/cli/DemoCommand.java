@@ -125,10 +125,12 @@ final class DemoCommand implements Callable<Integer> {
               Duration.ofSeconds(3), Duration.ofSeconds(1), 4096, Duration.ofSeconds(2), null);
       WorkerMetrics metrics = new WorkerMetrics();
       Narrator narrator = new Narrator(metrics);
-      Worker worker = new Worker(store, config, narrator);
+      Worker worker = new Worker(store, config, narrator,
+          dev.tether.micrometer.TetherMetrics.builder().queues("demo").build(), null);
       say("starting a worker with 4 loops: lease 4s, extended by 3s at most every 1s while output flows");
       String token = Dashboard.tokenFromEnvOrRandom();
-      Dashboard dashboard = new Dashboard(store, token, worker, metrics);
+      // one process owns the demo's store: it exports the store's gauges too
+      Dashboard dashboard = new Dashboard(store, token, worker, metrics, true);
       worker.start(new Worker.Health("127.0.0.1", port, dashboard.routes()), false);
       worker.healthAddress().ifPresent(a -> say("dashboard: " + bold("http://127.0.0.1:" + a.getPort() + "/")
           + " (live while the demo runs; token for requeue/cancel: " + token + ")"));

@@ -111,8 +111,9 @@ final class WorkerCommand implements Callable<Integer> {
     // group's own JVM hook (handleSignals) stays as the fallback for what this cannot handle
     try (StopSignals signals = StopSignals.install(); TetherStore s = store.open(true)) {
       WorkerMetrics metrics = new WorkerMetrics();
-      Worker worker = new Worker(s, config, metrics,
-          dev.tether.micrometer.TetherMetrics.builder().queues(queue).build(),
+      // Micrometer is loaded only by a worker that serves /metrics
+      Worker worker = new Worker(s, config, metrics, healthPort == null ? null
+          : dev.tether.micrometer.TetherMetrics.builder().queues(queue).build(),
           dev.tether.cli.internal.ChildAccess.of(store.resolve()));
       String token = Dashboard.tokenFromEnvOrRandom();
       Worker.Health health =

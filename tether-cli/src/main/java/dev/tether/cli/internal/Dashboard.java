@@ -95,7 +95,7 @@ public final class Dashboard {
     this.worker = worker;
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     if (worker != null) {
-      worker.metrics().bindTo(registry);
+      worker.metrics().ifPresent(m -> m.bindTo(registry));
       new RecoverySweepMetrics(worker.sweep()).bindTo(registry);
     }
     if (metrics != null) {

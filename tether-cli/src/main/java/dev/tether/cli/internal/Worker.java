@@ -187,7 +187,7 @@ public final class Worker implements AutoCloseable {
   private final LeaseManager leaseReader;
   private final Config config;
   private final WorkerEvents events;
-  private final TetherMetrics metrics;
+  private final TetherMetrics metrics; // null: none
   private final String workerId;
   private final ProcessRunner runner;
   private final Duration stopMargin;
@@ -211,7 +211,7 @@ public final class Worker implements AutoCloseable {
    * @param events observer of items
    */
   public Worker(TetherStore store, Config config, WorkerEvents events) {
-    this(store, config, events, TetherMetrics.builder().queues(config.queue()).build(), null);
+    this(store, config, events, null, null);
   }
 
   /**
@@ -223,12 +223,13 @@ public final class Worker implements AutoCloseable {
    * @param store the store (not closed by the worker)
    * @param config the configuration
    * @param events observer of items
-   * @param metrics the meters of this process's loops (bind them to a registry to export them)
+   * @param metrics the meters of this process's loops (bind them to a registry to export them),
+   *     or null for none (a worker that serves no {@code /metrics} loads no Micrometer class)
    * @param childAccess how commands reach the store, or null for commands that cannot
    */
   public Worker(TetherStore store, Config config, WorkerEvents events, TetherMetrics metrics,
       ChildAccess childAccess) {
-    this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
+    this.metrics = metrics;
     this.childAccess = childAccess;
     this.leaseReader = new LeaseManager(store, "tether-worker-probe");
     this.store = store;
@@ -269,21 +270,25 @@ public final class Worker implements AutoCloseable {
       MainLoop<String, String> loop =
           MainLoop.builder("w" + i, mailbox, new CommandHandler())
               .config(loopConfig)
-              .listener(MainLoop.Listener.all(loopListener(), metrics.loopListener(config.queue())))
-              .extenderListener(extenderListener(metrics.extenderListener(config.queue())))
+              .listener(metrics == null ? loopListener()
+                  : MainLoop.Listener.all(loopListener(), metrics.loopListener(config.queue())))
+              .extenderListener(extenderListener(metrics == null ? LeaseExtender.Listener.NONE
+                  : metrics.extenderListener(config.queue())))
               .build();
       loops.add(loop);
     }
-    metrics.watchAll(loops);
+    if (metrics != null) {
+      metrics.watchAll(loops);
+    }
   }
 
   /**
-   * Returns the meters of this worker's loops.
+   * Returns the meters of this worker's loops, if it was given any.
    *
-   * @return the metrics
+   * @return the metrics, or empty
    */
-  public TetherMetrics metrics() {
-    return metrics;
+  public Optional<TetherMetrics> metrics() {
+    return Optional.ofNullable(metrics);
   }
 
   /**
