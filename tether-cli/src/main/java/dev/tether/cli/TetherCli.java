@@ -34,6 +34,7 @@ import picocli.CommandLine.Command;
       WorkerCommand.class,
       LsCommand.class,
       InspectCommand.class,
+      LogsCommand.class,
       StatsCommand.class,
       RequeueCommand.class,
       SweepCommand.class,

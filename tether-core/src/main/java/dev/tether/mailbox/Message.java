@@ -234,4 +234,16 @@ public interface Message<T, R> {
    * @throws MessageFinalizedException if this delivery already finalized it
    */
   void deadLetter(String reason);
+
+  /**
+   * Registers where this delivery's latest output comes from. A store that keeps output calls
+   * {@code source} when it extends the lease (at most once per extension; the tails are written
+   * only when {@link OutputTail#bytes()} changed) and once more when the delivery ends by {@link
+   * #nack}, {@link #handBack()} or {@link #deadLetter}, and keeps the tails with the delivery;
+   * expiry and cancellation keep the tails of the last extension. The default does nothing.
+   *
+   * @param source returns the current output; called on the extending or ending thread, must be
+   *     fast and not throw (a failure is logged and the output skipped)
+   */
+  default void reportOutput(java.util.function.Supplier<OutputTail> source) {}
 }

@@ -13,6 +13,7 @@ import dev.tether.mailbox.Message;
 import dev.tether.mailbox.MessageCancelledException;
 import dev.tether.mailbox.MessageFinalizedException;
 import dev.tether.mailbox.NackOutcome;
+import dev.tether.mailbox.OutputTail;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
 import dev.tether.mailbox.ReplyNotAvailableException;
 import dev.tether.mailbox.RequestFailedException;
@@ -429,6 +430,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private final T body;
     private final Lease lease;
     private volatile byte[] progress;
+    private volatile Supplier<OutputTail> outputSource;
+    private volatile long outputBytesSent = -1;
 
     JdbcMessage(Lease lease, T body) {
       this.id = lease.itemId();
@@ -520,6 +523,31 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
 
     @Override
+    public void reportOutput(Supplier<OutputTail> source) {
+      this.outputSource = Objects.requireNonNull(source, "source");
+    }
+
+    /** The current output, or null when none is reported, it did not change, or it failed. */
+    private OutputTail output(boolean onlyIfChanged) {
+      Supplier<OutputTail> source = outputSource;
+      if (source == null) {
+        return null;
+      }
+      OutputTail out;
+      try {
+        out = source.get();
+      } catch (RuntimeException e) {
+        LOG.warn("The output source of message {} in mailbox '{}' failed; its output is not written",
+            id, queue, e);
+        return null;
+      }
+      if (out == null || (onlyIfChanged && out.bytes() == outputBytesSent)) {
+        return null;
+      }
+      return out;
+    }
+
+    @Override
     public void acknowledge() {
       call(() -> {
         leases.complete(id, token, null);
@@ -530,7 +558,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void handBack() {
       call(() -> {
-        leases.handBack(id, token, Duration.ZERO);
+        leases.handBack(id, token, Duration.ZERO, output(false));
         return null;
       }, "handBack");
     }
@@ -538,14 +566,19 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public NackOutcome nack(Duration visibilityTimeout, String reason) {
       checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
-      ReleaseOutcome outcome = call(() -> leases.nack(id, token, visibilityTimeout, reason), "nack");
+      OutputTail out = output(false);
+      ReleaseOutcome outcome = call(() -> leases.nack(id, token, visibilityTimeout, reason, out), "nack");
       return outcome == ReleaseOutcome.FAILED ? NackOutcome.DEAD_LETTERED : NackOutcome.RETRY_SCHEDULED;
     }
 
     @Override
     public void extendVisibility(Duration timeout) {
       checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
-      call(() -> leases.renew(id, token, timeout), "extendVisibility");
+      OutputTail out = output(true);
+      call(() -> leases.renew(id, token, timeout, out), "extendVisibility");
+      if (out != null) {
+        outputBytesSent = out.bytes();
+      }
     }
 
     @Override
@@ -600,8 +633,9 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public void deadLetter(String reason) {
+      OutputTail out = output(false);
       call(() -> {
-        leases.deadLetter(id, token, reason);
+        leases.deadLetter(id, token, reason, out);
         return null;
       }, "deadLetter");
     }

@@ -28,10 +28,11 @@ final class Migrations {
   private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
 
   /** The newest schema version this code knows. */
-  static final int LATEST_VERSION = 3;
+  static final int LATEST_VERSION = 4;
 
   private static final List<String> SCRIPTS =
-      List.of("V1__work_items.sql", "V2__scheduled.sql", "V3__tether_tables.sql");
+      List.of("V1__work_items.sql", "V2__scheduled.sql", "V3__tether_tables.sql",
+          "V4__output_tails.sql");
 
   private Migrations() {}
 

@@ -158,8 +158,7 @@ public final class Dashboard {
   }
 
   private ObjectNode state() {
-    Instant now = Instant.now();
-    ObjectNode o = Reports.stats(store, now);
+    ObjectNode o = Reports.stats(store, monitor.now());
     o.set("recent", Reports.rows(monitor.items(ItemQuery.all().withLimit(30))));
     o.set("failed_items", Reports.rows(monitor.items(ItemQuery.all().withStatus(WorkStatus.FAILED).withLimit(30))));
     if (worker != null) {
@@ -186,7 +185,7 @@ public final class Dashboard {
       sendJson(ex, 404, error("no item " + id.get()));
       return;
     }
-    sendJson(ex, 200, Reports.item(w.get()));
+    sendJson(ex, 200, Reports.item(w.get(), monitor.now()));
   }
 
   private void mutate(HttpExchange ex, String action) throws IOException {

@@ -1,6 +1,7 @@
 package dev.tether.cli.internal;
 
 import dev.tether.loop.WorkContext;
+import dev.tether.mailbox.OutputTail;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,7 +30,9 @@ import org.slf4j.LoggerFactory;
  *       previous delivery. (The signal goes to the direct child, the program itself; processes it
  *       started are not covered.) Without {@code setpriv} this is logged once as a warning.
  *   <li>Standard output and error are read in chunks on two {@code tether-output-*} threads; each
- *       chunk beats, is counted, and lands in a bounded tail.
+ *       chunk lands in a bounded tail, is counted, and beats. The tails are reported to the work
+ *       context ({@link WorkContext#reportOutput}), so that the store keeps them with the
+ *       delivery: on each lease extension while it runs, and when it ends, however it ends.
  *   <li>With liveness {@code process}, the context is also beaten every {@code processBeatInterval}
  *       while the child is alive, for commands that print nothing while they work (liveness then
  *       proves only that the process runs, not that it progresses).
@@ -161,8 +164,16 @@ public final class ProcessRunner {
     }
     TailBuffer out = new TailBuffer(tailBytes);
     TailBuffer err = new TailBuffer(tailBytes);
-    long[] chunks = new long[1];
+    long[] chunks = new long[2]; // chunks read, System.nanoTime() of the last one
     Object chunkLock = new Object();
+    context.reportOutput(() -> {
+      Duration sinceLastOutput;
+      synchronized (chunkLock) {
+        sinceLastOutput = chunks[0] == 0 ? null : Duration.ofNanos(System.nanoTime() - chunks[1]);
+      }
+      return new OutputTail(out.text(), err.text(), out.total() + err.total(), sinceLastOutput,
+          context.heartbeat().elapsed());
+    });
     String tag = context.messageId().orElse("p" + process.pid());
     Thread outReader =
         reader("tether-output-" + tag + "-stdout", process.getInputStream(), out, "stdout",
@@ -305,11 +316,12 @@ public final class ProcessRunner {
                   if (r == 0) {
                     continue;
                   }
-                  context.beat(); // proof of work: the command produced output
-                  tail.write(buf, 0, r);
+                  tail.write(buf, 0, r); // first, so that an extension on this beat carries it
                   synchronized (chunkLock) {
                     chunks[0]++;
+                    chunks[1] = System.nanoTime();
                   }
+                  context.beat(); // proof of work: the command produced output
                   try {
                     listener.chunk(stream, buf, r);
                   } catch (RuntimeException e) {
