@@ -275,6 +275,17 @@ public final class WorkContext {
   }
 
   /**
+   * Writes the reported output now if it changed since it was last written, without extending
+   * the lease ({@link Message#flushOutput}); for work that went quiet after output. Does nothing
+   * without a message. A store failure is the caller's to log; the lease is not affected.
+   */
+  public void flushOutput() {
+    if (message != null) {
+      message.flushOutput();
+    }
+  }
+
+  /**
    * Returns the latest checkpoint as bytes: the last one this delivery wrote, else the one an
    * earlier delivery left.
    *

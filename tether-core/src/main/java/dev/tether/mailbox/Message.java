@@ -246,4 +246,13 @@ public interface Message<T, R> {
    *     fast and not throw (a failure is logged and the output skipped)
    */
   default void reportOutput(java.util.function.Supplier<OutputTail> source) {}
+
+  /**
+   * Writes the {@linkplain #reportOutput reported output} now if it changed since it was last
+   * written, without extending the lease: for a delivery that went quiet after output that no
+   * extension carried (extensions are rate-limited, so the output of the first moments, or of the
+   * last moments before a hang, may not have been), so that the store shows where it stopped.
+   * Changes nothing when the lease is no longer held. The default does nothing.
+   */
+  default void flushOutput() {}
 }

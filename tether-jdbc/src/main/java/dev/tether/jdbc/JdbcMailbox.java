@@ -527,6 +527,17 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       this.outputSource = Objects.requireNonNull(source, "source");
     }
 
+    @Override
+    public void flushOutput() {
+      OutputTail out = output(true);
+      if (out == null) {
+        return;
+      }
+      if (call(() -> leases.recordOutput(id, token, out), "flushOutput")) {
+        outputBytesSent = out.bytes();
+      }
+    }
+
     /** The current output, or null when none is reported, it did not change, or it failed. */
     private OutputTail output(boolean onlyIfChanged) {
       Supplier<OutputTail> source = outputSource;

@@ -674,6 +674,22 @@ public final class LeaseManager {
     return store.read("reading item " + itemId, c -> sql.reads().find(c, itemId, true));
   }
 
+  /**
+   * Writes a held delivery's latest output without extending its lease (see {@link
+   * #renew(long, long, Duration, OutputTail)} for what is written).
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @param output the latest output
+   * @return whether the lease was held (else nothing changed)
+   * @throws StoreUnavailableException if the database cannot be reached
+   */
+  public boolean recordOutput(long itemId, long token, OutputTail output) {
+    Objects.requireNonNull(output, "output");
+    return store.write("writing the output of item " + itemId,
+        c -> sql.leases().recordOutput(c, itemId, token, output, store.now(c, clock)));
+  }
+
   /** Writes a delivery's final output before the step that ends it (which checks the lease). */
   private void recordOutput(Connection c, long itemId, long token, OutputTail output)
       throws SQLException {

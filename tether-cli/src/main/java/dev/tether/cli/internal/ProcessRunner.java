@@ -184,8 +184,10 @@ public final class ProcessRunner {
     boolean processLiveness = CommandSpec.LIVENESS_PROCESS.equals(spec.liveness());
     long nextProcessBeat = System.nanoTime() + processBeatInterval.toNanos();
     String stopped = null;
+    long flushedChunks = 0;
     try {
       while (!process.waitFor(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
+        flushedChunks = flushQuietOutput(context, chunks, chunkLock, flushedChunks);
         if (context.isLeaseLost() || stopSignal.getAsBoolean()) {
           stopped = CommandResult.STOPPED_LEASE_LOST;
         } else if (context.isShutdownRequested()) {
@@ -217,6 +219,30 @@ public final class ProcessRunner {
     }
     return new CommandResult(
         exit, took, out.text(), err.text(), out.total(), err.total(), n, stopped, null);
+  }
+
+  /**
+   * Once the command has been quiet for {@code processBeatInterval} after output that no lease
+   * extension may have carried, writes that output to the store (without extending the lease),
+   * so that a command that hangs shows what it printed last. Returns the chunk count written.
+   */
+  private long flushQuietOutput(WorkContext context, long[] chunks, Object chunkLock, long flushed) {
+    long n;
+    long last;
+    synchronized (chunkLock) {
+      n = chunks[0];
+      last = chunks[1];
+    }
+    if (n == flushed || System.nanoTime() - last < processBeatInterval.toNanos()) {
+      return flushed;
+    }
+    try {
+      context.flushOutput();
+    } catch (RuntimeException e) {
+      log.debug("Writing the output of {} failed; the next extension carries it: {}",
+          context.messageId().orElse("?"), e.getMessage());
+    }
+    return n;
   }
 
   private static volatile List<String> parentDeathLauncher;
