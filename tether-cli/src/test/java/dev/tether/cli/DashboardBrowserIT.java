@@ -276,4 +276,34 @@ class DashboardBrowserIT {
     assertThat(severe).as("browser console errors: %s",
         severe.stream().map(LogEntry::getMessage).collect(Collectors.joining("\n"))).isEmpty();
   }
+
+  @Test
+  void theItemViewShowsTheOutputOfEachDeliveryOfAHungItem() throws Exception {
+    // prints, then hangs: each delivery's lease expires, and the item fails after two
+    long hung = enqueue("web",
+        "echo \"connecting $TETHER_DELIVERY\"; echo \"step $TETHER_DELIVERY done\" >&2; sleep 600", 2);
+    Dashboard dashboard = new Dashboard(store, TOKEN, worker, new WorkerMetrics());
+    worker.start(new Worker.Health("127.0.0.1", 0, dashboard.routes()), false);
+    port = worker.healthAddress().orElseThrow().getPort();
+    LeaseManager lm = new LeaseManager(store, "it");
+    await().atMost(Duration.ofSeconds(60))
+        .until(() -> lm.find(hung).orElseThrow().status().dbValue().equals("failed"));
+
+    driver = chromium();
+    driver.get("http://127.0.0.1:" + port + "/");
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> !driver.findElements(By.cssSelector("#failed tr[data-id='" + hung + "']")).isEmpty());
+    click("#failed tr[data-id='" + hung + "'] a.id");
+    await().atMost(Duration.ofSeconds(5)).ignoreExceptions()
+        .until(() -> itemText("item-id").equals("#" + hung)
+            && driver.findElements(By.cssSelector("#item-outputs .delivery-output")).size() == 2);
+    List<String> blocks = driver.findElements(By.cssSelector("#item-outputs .delivery-output")).stream()
+        .map(e -> e.getText()).collect(Collectors.toList());
+    assertThat(blocks.get(0)).contains("delivery 1 (lease_expired)").contains("connecting 1")
+        .contains("step 1 done");
+    assertThat(blocks.get(1)).contains("delivery 2 (lease_expired)").contains("connecting 2")
+        .contains("step 2 done");
+    assertThat(itemText("item-result")).isEqualTo("no result stored");
+    assertThat(itemText("item-stdout")).isEqualTo("connecting 2");
+  }
 }
