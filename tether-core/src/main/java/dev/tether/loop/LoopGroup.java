@@ -332,7 +332,7 @@ public final class LoopGroup {
     log.info(
         "Loop group shutting down: signalling {} loops; they have {} to stop",
         loops.size(),
-        shutdownTimeout);
+        dev.tether.DurationText.of(shutdownTimeout));
     for (WorkLoop loop : loops) {
       try {
         loop.shutdown();
@@ -507,7 +507,7 @@ public final class LoopGroup {
     return "loops="
         + loops.stream().map(WorkLoop::name).collect(Collectors.toList())
         + ", shutdownTimeout="
-        + shutdownTimeout
+        + dev.tether.DurationText.of(shutdownTimeout)
         + ", health="
         + (healthPort == null
             ? "off"
@@ -515,7 +515,7 @@ public final class LoopGroup {
         + ", watchdog="
         + (watchdogThreshold == null
             ? "off"
-            : "threshold " + watchdogThreshold + ", interval " + watchdogInterval)
+            : "threshold " + dev.tether.DurationText.of(watchdogThreshold) + ", interval " + dev.tether.DurationText.of(watchdogInterval))
         + ", handleSignals="
         + handleSignals
         + ", calibration="

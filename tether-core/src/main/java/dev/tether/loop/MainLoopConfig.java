@@ -134,11 +134,11 @@ public final class MainLoopConfig {
     return "MainLoopConfig[leaseExtender="
         + leaseExtender
         + ", visibilityTimeout="
-        + visibilityTimeout
+        + dev.tether.DurationText.of(visibilityTimeout)
         + ", waitTime="
-        + waitTime
+        + dev.tether.DurationText.of(waitTime)
         + ", deadline="
-        + (deadline == null ? "none" : deadline)
+        + dev.tether.DurationText.of(deadline)
         + ", maxMessages="
         + maxMessages
         + ", deadLetterPolicy="

@@ -138,13 +138,13 @@ public final class TetherStoreConfig {
     return "TetherStoreConfig[clock="
         + (clock == null ? "database/system" : clock)
         + ", busyTimeout="
-        + busyTimeout
+        + dev.tether.DurationText.of(busyTimeout)
         + ", sqliteSynchronous="
         + sqliteSynchronous
         + ", maximumPoolSize="
         + (maximumPoolSize == 0 ? "engine default" : maximumPoolSize)
         + ", connectionTimeout="
-        + connectionTimeout
+        + dev.tether.DurationText.of(connectionTimeout)
         + ", groupCommit="
         + groupCommit
         + ", notifications="

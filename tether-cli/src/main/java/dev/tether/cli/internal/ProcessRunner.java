@@ -446,7 +446,7 @@ public final class ProcessRunner {
     List<ProcessHandle> killed = new ArrayList<>();
     for (ProcessHandle h : tree) {
       if (h.isAlive()) {
-        log.info("Process {} ignored SIGTERM for {}; killing it", h.pid(), killGrace);
+        log.info("Process {} ignored SIGTERM for {}; killing it", h.pid(), dev.tether.DurationText.of(killGrace));
         h.destroyForcibly();
         killed.add(h);
       }
