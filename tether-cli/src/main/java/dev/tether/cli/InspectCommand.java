@@ -62,13 +62,13 @@ final class InspectCommand implements Callable<Integer> {
     };
     for (String k : keys) {
       JsonNode v = o.get(k);
-      out.printf("%-17s %s%n", k + ":", v == null || v.isNull() ? "-" : Table.clean(v.asText()));
+      out.printf("%-17s %s%n", k + ":", v == null || v.isNull() ? "-" : oneLine(v.asText()));
     }
     JsonNode error = o.get("error");
     if (error != null && !error.isNull()) {
       // the whole error: its first line here, the rest (the command's tails) below it
       String[] lines = error.asText().split("\n", 2);
-      out.printf("%-17s %s%n", "error:", Table.clean(lines[0]));
+      out.printf("%-17s %s%n", "error:", oneLine(lines[0]));
       if (lines.length > 1) {
         printText(out, lines[1]);
       }
@@ -147,6 +147,16 @@ final class InspectCommand implements Callable<Integer> {
       out.println();
       t.print(out, Terminal.colour());
     }
+  }
+
+  /** The whole text on one line: line breaks as spaces, other control characters as '?'. */
+  private static String oneLine(String text) {
+    StringBuilder b = new StringBuilder(text.length());
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      b.append(c == '\n' || c == '\t' ? ' ' : Character.isISOControl(c) ? '?' : c);
+    }
+    return b.toString();
   }
 
   private static void printTail(PrintWriter out, String title, String text) {
