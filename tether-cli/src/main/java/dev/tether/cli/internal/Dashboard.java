@@ -130,7 +130,7 @@ public final class Dashboard {
     switch (path) {
       case "/":
       case "/index.html":
-        if (!method.equals("GET")) {
+        if (!method.equals("GET") && !method.equals("HEAD")) {
           send(ex, 405, "text/plain", "GET only\n");
           return;
         }
@@ -341,8 +341,9 @@ public final class Dashboard {
       ex.getResponseHeaders().set("Content-Type", type);
       ex.getResponseHeaders().set("Cache-Control", "no-store");
       ex.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
-      if (status == 204) {
-        ex.sendResponseHeaders(204, -1);
+      if (status == 204 || "HEAD".equals(ex.getRequestMethod())) {
+        // a HEAD answer has no body: a length here makes the JDK's server log a warning
+        ex.sendResponseHeaders(status, -1);
         return;
       }
       ex.sendResponseHeaders(status, body.length);
