@@ -279,22 +279,31 @@ class DashboardBrowserIT {
 
   @Test
   void theItemViewShowsTheOutputOfEachDeliveryOfAHungItem() throws Exception {
-    // prints, then hangs: each delivery's lease expires, and the item fails after two
-    long hung = enqueue("web",
-        "echo \"connecting $TETHER_DELIVERY\"; echo \"step $TETHER_DELIVERY done\" >&2; sleep 600", 2);
+    // two deliveries that printed, then went silent until their leases expired (written through
+    // the store's API, so that the page is tested whatever the machine's load does to timing)
+    LeaseManager lm = new LeaseManager(store, "it");
+    long hung = enqueue("other", "echo connecting; sleep 600", 2);
+    for (int d = 1; d <= 2; d++) {
+      dev.tether.jdbc.Lease lease = lm.acquire("other", Duration.ofMillis(300)).orElseThrow();
+      lm.recordOutput(lease.itemId(), lease.token(), new dev.tether.mailbox.OutputTail(
+          "connecting " + d + "\n", "step " + d + " done\n", 20 + d, Duration.ZERO, Duration.ZERO));
+      dev.tether.jdbc.RecoverySweep sweep = new dev.tether.jdbc.RecoverySweep(store);
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        sweep.scanAndRecover();
+        return !lm.find(hung).orElseThrow().status().dbValue().equals("in_progress");
+      });
+    }
+    assertThat(lm.find(hung).orElseThrow().status().dbValue()).isEqualTo("failed");
     Dashboard dashboard = new Dashboard(store, TOKEN, worker, new WorkerMetrics());
     worker.start(new Worker.Health("127.0.0.1", 0, dashboard.routes()), false);
     port = worker.healthAddress().orElseThrow().getPort();
-    LeaseManager lm = new LeaseManager(store, "it");
-    await().atMost(Duration.ofSeconds(60))
-        .until(() -> lm.find(hung).orElseThrow().status().dbValue().equals("failed"));
 
     driver = chromium();
     driver.get("http://127.0.0.1:" + port + "/");
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
         .until(() -> !driver.findElements(By.cssSelector("#failed tr[data-id='" + hung + "']")).isEmpty());
     click("#failed tr[data-id='" + hung + "'] a.id");
-    await().atMost(Duration.ofSeconds(5)).ignoreExceptions()
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
         .until(() -> itemText("item-id").equals("#" + hung)
             && driver.findElements(By.cssSelector("#item-outputs .delivery-output")).size() == 2);
     List<String> blocks = driver.findElements(By.cssSelector("#item-outputs .delivery-output")).stream()
@@ -305,5 +314,6 @@ class DashboardBrowserIT {
         .contains("step 2 done");
     assertThat(itemText("item-result")).isEqualTo("no result stored");
     assertThat(itemText("item-stdout")).isEqualTo("connecting 2");
+    assertThat(itemText("item-stderr")).isEqualTo("step 2 done");
   }
 }
