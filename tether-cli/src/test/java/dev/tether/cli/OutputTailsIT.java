@@ -22,8 +22,9 @@ class OutputTailsIT {
 
   @TempDir Path dir;
 
+  // a 10 s lease, so that a command that starts late on a loaded machine still prints in time
   private static final String[] WORKER = {
-    "worker", "--visibility", "3s", "--extend-every", "500ms", "--extension", "2s",
+    "worker", "--visibility", "10s", "--extend-every", "500ms", "--extension", "2s",
     "--kill-grace", "1s", "--sweep-every", "1s"
   };
 
