@@ -212,9 +212,14 @@ final class EnqueueCommand implements Callable<Integer> {
   private static void checkUtf8(String what, List<String> values) {
     for (int i = 0; i < values.size(); i++) {
       if (values.get(i).indexOf('\uFFFD') >= 0) {
+        String encoding = System.getProperty("sun.jnu.encoding", "UTF-8");
         throw new TetherCli.UsageException(what + " " + (i + 1) + " is not valid UTF-8 (or holds"
-            + " U+FFFD): Tether stores commands as UTF-8 text and would change it; pass such"
-            + " bytes in a file the command reads, or escape them for the shell with --shell");
+            + " U+FFFD): Tether stores commands as UTF-8 text and would change it; "
+            + (encoding.replace("-", "").equalsIgnoreCase("UTF8")
+                ? "pass such bytes in a file the command reads, or escape them for the shell with"
+                    + " --shell"
+                : "this process reads its arguments as " + encoding + " (the locale): run it with"
+                    + " a UTF-8 locale, for example LC_ALL=C.UTF-8"));
       }
     }
   }
