@@ -95,4 +95,15 @@ public record LeaseExtenderConfig(Duration interval, Duration extension, boolean
   public LeaseExtenderConfig withExtension(Duration newExtension) {
     return new LeaseExtenderConfig(interval, newExtension, enabled);
   }
+
+  /**
+   * Returns the configuration with human durations, for logs.
+   *
+   * @return for example {@code LeaseExtenderConfig[interval=60s, extension=300s, enabled=true]}
+   */
+  @Override
+  public String toString() {
+    return "LeaseExtenderConfig[interval=" + DurationText.of(interval) + ", extension="
+        + DurationText.of(extension) + ", enabled=" + enabled + "]";
+  }
 }

@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tether.cli.internal.CommandSpec;
 import dev.tether.cli.internal.Json;
+import dev.tether.cli.internal.Reports;
 import dev.tether.cli.internal.ShellWords;
 import dev.tether.cli.internal.Stores;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.NewWorkItem;
 import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.WorkItem;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -90,7 +92,12 @@ final class EnqueueCommand implements Callable<Integer> {
       }
       envMap.put(e.substring(0, eq), e.substring(eq + 1));
     }
+    checkUtf8("--env", env);
+    if (key != null) {
+      checkUtf8("--key", List.of(key));
+    }
     List<CommandSpec> specs = new ArrayList<>();
+    List<Integer> lineOf = new ArrayList<>();
     if (file != null) {
       if (!command.isEmpty()) {
         throw new TetherCli.UsageException("give either --file or a command, not both");
@@ -98,7 +105,7 @@ final class EnqueueCommand implements Callable<Integer> {
       if (!Files.isReadable(file)) {
         throw new TetherCli.UsageException("cannot read --file " + file);
       }
-      List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+      List<String> lines = readUtf8Lines(file);
       for (int i = 0; i < lines.size(); i++) {
         String line = lines.get(i).strip();
         if (line.isEmpty() || line.startsWith("#")) {
@@ -106,6 +113,7 @@ final class EnqueueCommand implements Callable<Integer> {
         }
         try {
           specs.add(spec(shell ? List.of(line) : ShellWords.split(line), envMap));
+          lineOf.add(i + 1);
         } catch (IllegalArgumentException e) {
           throw new TetherCli.UsageException(file + " line " + (i + 1) + ": " + e.getMessage());
         }
@@ -118,7 +126,17 @@ final class EnqueueCommand implements Callable<Integer> {
         throw new TetherCli.UsageException(
             "empty command: give one after --, e.g. tether enqueue -- echo hello");
       }
+      checkUtf8("argument", command);
       specs.add(spec(shell ? List.of(String.join(" ", command)) : command, envMap));
+    }
+    for (int i = 0; i < specs.size(); i++) {
+      try {
+        CommandSpec.fromJson(specs.get(i).toJson()); // what the worker will read
+      } catch (IllegalArgumentException e) {
+        throw new TetherCli.UsageException(
+            (file == null ? "" : file + " line " + lineOf.get(i) + ": ") + e.getMessage()
+                + "; nothing was enqueued");
+      }
     }
     List<NewWorkItem> items = new ArrayList<>();
     for (int i = 0; i < specs.size(); i++) {
@@ -143,6 +161,9 @@ final class EnqueueCommand implements Callable<Integer> {
     try (TetherStore s = store.open(true)) {
       LeaseManager lm = new LeaseManager(s, "tether-cli:" + ProcessHandle.current().pid());
       ids = items.size() == 1 ? List.of(lm.enqueue(items.get(0))) : lm.enqueueAll(items);
+      if (key != null) {
+        checkKeys(lm, items, ids);
+      }
     }
     if (json) {
       ObjectNode o = Json.MAPPER.createObjectNode();
@@ -163,5 +184,68 @@ final class EnqueueCommand implements Callable<Integer> {
 
   private CommandSpec spec(List<String> argv, Map<String, String> envMap) {
     return new CommandSpec(argv, shell, liveness, envMap);
+  }
+
+  /**
+   * An enqueue with a key returns the existing item's id when the key is taken: that is only
+   * "at most once" when the existing item runs the same command. Otherwise it is a mistake the
+   * user must hear about.
+   */
+  private void checkKeys(LeaseManager lm, List<NewWorkItem> items, List<Long> ids) {
+    for (int i = 0; i < items.size(); i++) {
+      long id = ids.get(i);
+      byte[] wanted = items.get(i).input();
+      WorkItem existing = lm.find(id).orElse(null);
+      if (existing != null && !java.util.Arrays.equals(existing.input(), wanted)) {
+        throw new TetherCli.FailureException("--key '" + items.get(i).idempotencyKey()
+            + "' on queue '" + queue + "' is already item " + id + " with another command: "
+            + Reports.commandOf(Reports.inputOf(existing)) + "; nothing was enqueued"
+            + (items.size() > 1 ? " for that line" : ""));
+      }
+    }
+  }
+
+  /**
+   * Refuses text that did not decode as UTF-8: the JVM replaces such bytes in arguments with
+   * U+FFFD, and storing that would silently change the command.
+   */
+  private static void checkUtf8(String what, List<String> values) {
+    for (int i = 0; i < values.size(); i++) {
+      if (values.get(i).indexOf('\uFFFD') >= 0) {
+        String encoding = System.getProperty("sun.jnu.encoding", "UTF-8");
+        throw new TetherCli.UsageException(what + " " + (i + 1) + " is not valid UTF-8 (or holds"
+            + " U+FFFD): Tether stores commands as UTF-8 text and would change it; "
+            + (encoding.replace("-", "").equalsIgnoreCase("UTF8")
+                ? "pass such bytes in a file the command reads, or escape them for the shell with"
+                    + " --shell"
+                : "this process reads its arguments as " + encoding + " (the locale): run it with"
+                    + " a UTF-8 locale, for example LC_ALL=C.UTF-8"));
+      }
+    }
+  }
+
+  /** Reads a file's lines as strict UTF-8, naming the line and byte of the first bad sequence. */
+  private static List<String> readUtf8Lines(Path file) throws IOException {
+    byte[] bytes = Files.readAllBytes(file);
+    java.nio.charset.CharsetDecoder d = StandardCharsets.UTF_8.newDecoder()
+        .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+        .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
+    java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(bytes);
+    java.nio.CharBuffer out = java.nio.CharBuffer.allocate(bytes.length);
+    java.nio.charset.CoderResult r = d.decode(in, out, true);
+    if (r.isError()) {
+      int at = in.position();
+      int line = 1;
+      for (int i = 0; i < at; i++) {
+        if (bytes[i] == '\n') {
+          line++;
+        }
+      }
+      throw new TetherCli.UsageException("--file " + file + " is not valid UTF-8: line " + line
+          + " (byte " + (at + 1) + " of the file); save it as UTF-8");
+    }
+    d.flush(out);
+    out.flip();
+    return List.of(out.toString().split("\r?\n", -1));
   }
 }

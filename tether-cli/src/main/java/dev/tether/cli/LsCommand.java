@@ -6,6 +6,7 @@ import dev.tether.cli.internal.Reports;
 import dev.tether.cli.internal.Stores;
 import dev.tether.cli.internal.Table;
 import dev.tether.jdbc.ItemQuery;
+import dev.tether.jdbc.QueueCount;
 import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
@@ -32,7 +33,7 @@ final class LsCommand implements Callable<Integer> {
   @Option(names = "--queue", description = "Only this queue.")
   String queue;
 
-  @Option(names = "--status", paramLabel = "S", description = "Only pending, in_progress, completed or failed.")
+  @Option(names = "--status", paramLabel = "S", description = "Only pending, in_progress, completed, failed or cancelled.")
   String status;
 
   @Option(names = "--limit", defaultValue = "50", description = "At most N items (default: ${DEFAULT-VALUE}).")
@@ -62,31 +63,60 @@ final class LsCommand implements Callable<Integer> {
     }
     PrintWriter out = spec.commandLine().getOut();
     List<WorkItem> rows;
+    Instant now;
+    long total = -1; // known only when the listing may be truncated
     try (TetherStore s = store.open(false)) {
-      rows = new QueueMonitor(s).items(ItemQuery.all().withQueue(queue).withStatus(st).withLimit(limit));
+      QueueMonitor monitor = new QueueMonitor(s);
+      rows = monitor.items(ItemQuery.all().withQueue(queue).withStatus(st).withLimit(limit));
+      now = monitor.now();
+      if (rows.size() == limit) {
+        total = 0;
+        for (QueueCount c : monitor.countsByStatus()) {
+          if ((queue == null || queue.equals(c.queue())) && (st == null || st == c.status())) {
+            total += c.count();
+          }
+        }
+      }
     }
     if (json) {
       out.println(Json.MAPPER.writeValueAsString(Reports.rows(rows)));
     } else {
-      Instant now = Instant.now();
-      Table t = new Table("ID", "QUEUE", "STATUS", "ATTEMPTS", "DELIVERIES", "AGE", "COMMAND", "ERROR");
+      Table t = new Table("ID", "QUEUE", "STATUS", "PRIORITY", "DUE", "ATTEMPTS", "DELIVERIES", "AGE",
+          "COMMAND", "ERROR");
       for (WorkItem r : rows) {
         t.row(
             r.id(),
             r.queue(),
             r.status().dbValue(),
+            r.priority(),
+            due(r, now),
             r.attempts() + "/" + r.maxAttempts(),
             r.deliveryCount(),
-            Durations.human(Duration.between(r.createdAt(), now)),
+            Durations.human(nonNegative(Duration.between(r.createdAt(), now))),
             Reports.commandOf(Reports.inputOf(r)),
             dev.tether.cli.internal.CommandResult.firstLine(r.errorMessage()));
       }
       t.print(out, Terminal.colour());
       if (rows.isEmpty()) {
         out.println("(no items)");
+      } else if (total > rows.size()) {
+        out.println("(" + rows.size() + " of " + total + " items, newest first; --limit N shows more)");
       }
     }
     out.flush();
     return TetherCli.EXIT_OK;
+  }
+
+  /** When a pending item is due: {@code now}, or {@code in 4m05s}; {@code -} for other statuses. */
+  static String due(WorkItem r, Instant now) {
+    if (r.status() != WorkStatus.PENDING || r.availableAt() == null) {
+      return "-";
+    }
+    Duration d = Duration.between(now, r.availableAt());
+    return d.isNegative() || d.isZero() ? "now" : "in " + Durations.human(d);
+  }
+
+  private static Duration nonNegative(Duration d) {
+    return d.isNegative() ? Duration.ZERO : d;
   }
 }

@@ -40,7 +40,7 @@ final class StatsCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     ObjectNode o;
     try (TetherStore s = store.open(false)) {
-      o = Reports.stats(s, Instant.now());
+      o = Reports.stats(s, new dev.tether.jdbc.QueueMonitor(s).now());
     }
     if (json) {
       out.println(Json.MAPPER.writeValueAsString(o));

@@ -35,6 +35,7 @@ import picocli.CommandLine.Command;
       WorkerCommand.class,
       LsCommand.class,
       InspectCommand.class,
+      LogsCommand.class,
       StatsCommand.class,
       RequeueCommand.class,
       CancelCommand.class,

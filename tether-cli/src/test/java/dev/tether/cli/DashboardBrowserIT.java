@@ -276,4 +276,44 @@ class DashboardBrowserIT {
     assertThat(severe).as("browser console errors: %s",
         severe.stream().map(LogEntry::getMessage).collect(Collectors.joining("\n"))).isEmpty();
   }
+
+  @Test
+  void theItemViewShowsTheOutputOfEachDeliveryOfAHungItem() throws Exception {
+    // two deliveries that printed, then went silent until their leases expired (written through
+    // the store's API, so that the page is tested whatever the machine's load does to timing)
+    LeaseManager lm = new LeaseManager(store, "it");
+    long hung = enqueue("other", "echo connecting; sleep 600", 2);
+    for (int d = 1; d <= 2; d++) {
+      dev.tether.jdbc.Lease lease = lm.acquire("other", Duration.ofMillis(300)).orElseThrow();
+      lm.recordOutput(lease.itemId(), lease.token(), new dev.tether.mailbox.OutputTail(
+          "connecting " + d + "\n", "step " + d + " done\n", 20 + d, Duration.ZERO, Duration.ZERO));
+      dev.tether.jdbc.RecoverySweep sweep = new dev.tether.jdbc.RecoverySweep(store);
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        sweep.scanAndRecover();
+        return !lm.find(hung).orElseThrow().status().dbValue().equals("in_progress");
+      });
+    }
+    assertThat(lm.find(hung).orElseThrow().status().dbValue()).isEqualTo("failed");
+    Dashboard dashboard = new Dashboard(store, TOKEN, worker, new WorkerMetrics());
+    worker.start(new Worker.Health("127.0.0.1", 0, dashboard.routes()), false);
+    port = worker.healthAddress().orElseThrow().getPort();
+
+    driver = chromium();
+    driver.get("http://127.0.0.1:" + port + "/");
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> !driver.findElements(By.cssSelector("#failed tr[data-id='" + hung + "']")).isEmpty());
+    click("#failed tr[data-id='" + hung + "'] a.id");
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> itemText("item-id").equals("#" + hung)
+            && driver.findElements(By.cssSelector("#item-outputs .delivery-output")).size() == 2);
+    List<String> blocks = driver.findElements(By.cssSelector("#item-outputs .delivery-output")).stream()
+        .map(e -> e.getText()).collect(Collectors.toList());
+    assertThat(blocks.get(0)).contains("delivery 1 (lease_expired)").contains("connecting 1")
+        .contains("step 1 done");
+    assertThat(blocks.get(1)).contains("delivery 2 (lease_expired)").contains("connecting 2")
+        .contains("step 2 done");
+    assertThat(itemText("item-result")).isEqualTo("no result stored");
+    assertThat(itemText("item-stdout")).isEqualTo("connecting 2");
+    assertThat(itemText("item-stderr")).isEqualTo("step 2 done");
+  }
 }

@@ -194,6 +194,7 @@ class EndToEndIT {
     try (dev.tether.jdbc.PostgresTestSchema schema = new dev.tether.jdbc.PostgresTestSchema("tether_cli_");
         dev.tether.jdbc.TcpProxy proxy = new dev.tether.jdbc.TcpProxy(schema.url())) {
       JarRunner t = new JarRunner(dir, proxy.url(schema.url()));
+      t.run("enqueue", "--", "true"); // serve only reads: the store must exist
       JarRunner.Proc s = t.start("serve", "--port", "0");
       try {
         await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(s) > 0 || !s.process.isAlive());

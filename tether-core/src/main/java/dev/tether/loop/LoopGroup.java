@@ -391,12 +391,12 @@ public final class LoopGroup {
   private void signalAfterRequest() {
     if (drainTimeout.isZero()) {
       log.info("Loop group shutting down: signalling {} loops; they have {} to stop",
-          loops.size(), shutdownTimeout);
+          loops.size(), dev.tether.DurationText.of(shutdownTimeout));
       stopLoops(false);
     } else {
       log.info("Loop group draining: {} loops take no new work; running work has {} to finish,"
-          + " then it is stopped and handed back; {} in all to stop", loops.size(), drainTimeout,
-          shutdownTimeout);
+          + " then it is stopped and handed back; {} in all to stop", loops.size(),
+          dev.tether.DurationText.of(drainTimeout), dev.tether.DurationText.of(shutdownTimeout));
       for (WorkLoop loop : loops) {
         try {
           loop.drain();
@@ -595,9 +595,9 @@ public final class LoopGroup {
     return "loops="
         + loops.stream().map(WorkLoop::name).collect(Collectors.toList())
         + ", drainTimeout="
-        + drainTimeout
+        + dev.tether.DurationText.of(drainTimeout)
         + ", shutdownTimeout="
-        + shutdownTimeout
+        + dev.tether.DurationText.of(shutdownTimeout)
         + ", health="
         + (healthPort == null
             ? "off"
@@ -605,7 +605,7 @@ public final class LoopGroup {
         + ", watchdog="
         + (watchdogThreshold == null
             ? "off"
-            : "threshold " + watchdogThreshold + ", interval " + watchdogInterval)
+            : "threshold " + dev.tether.DurationText.of(watchdogThreshold) + ", interval " + dev.tether.DurationText.of(watchdogInterval))
         + ", handleSignals="
         + handleSignals
         + ", calibration="

@@ -449,21 +449,22 @@ public final class MainLoop<T, R> implements WorkLoop {
     try {
       if (decision.isDeadLetter()) {
         log.warn("MainLoop '{}': message {} dead-lettered after attempt {} of {}: {}", name,
-            message.id(), message.attempt(), message.maxAttempts(), decision.reason(),
-            failure instanceof dev.tether.mailbox.MailboxException ? null : failure);
+            message.id(), message.attempt(), message.maxAttempts(), firstLine(decision.reason()),
+            failure instanceof dev.tether.mailbox.MailboxException ? null : traceOf(failure));
         message.deadLetter(decision.reason());
         safely(() -> listener.deadLettered(message));
       } else {
         NackOutcome outcome = message.nack(decision.delay(), reasonOf(failure));
         if (outcome == NackOutcome.DEAD_LETTERED) {
           safely(() -> listener.deadLettered(message));
-          log.warn("MainLoop '{}': message {} failed on attempt {} of {} and was dead-lettered"
-              + " (its budget is spent): {}", name, message.id(), message.attempt(),
-              message.maxAttempts(), reasonOf(failure));
+          log.warn("MainLoop '{}': message {} dead-lettered after attempt {} of {} (its budget"
+              + " is spent): {}", name, message.id(), message.attempt(),
+              message.maxAttempts(), firstLine(reasonOf(failure)), traceOf(failure));
         } else {
-          log.warn("MainLoop '{}': message {} failed on attempt {} of {}; retrying after {}",
-              name, message.id(), message.attempt(), message.maxAttempts(), decision.delay(),
-              failure);
+          log.warn("MainLoop '{}': message {} failed on attempt {} of {}; retrying after {}: {}",
+              name, message.id(), message.attempt(), message.maxAttempts(),
+              dev.tether.DurationText.of(decision.delay()), firstLine(reasonOf(failure)),
+              traceOf(failure));
         }
       }
     } catch (ReceiptHandleExpiredException e) {
@@ -777,5 +778,23 @@ public final class MainLoop<T, R> implements WorkLoop {
       }
       return new MainLoop<>(this);
     }
+  }
+
+  /** The first line of a message (a failure report's summary), or the message if it has one line. */
+  private static String firstLine(String s) {
+    if (s == null) {
+      return null;
+    }
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl) + " (more in the item's error)";
+  }
+
+  /**
+   * The failure to log with its stack trace, or null for an ordinary failure report: an exception
+   * that carries no stack trace (its thrower chose a report over a trace, as a command's non-zero
+   * exit) is logged as its first line only.
+   */
+  private static Throwable traceOf(Throwable failure) {
+    return failure.getStackTrace().length == 0 && failure.getCause() == null ? null : failure;
   }
 }

@@ -150,13 +150,13 @@ public final class MainLoopConfig {
     return "MainLoopConfig[leaseExtender="
         + leaseExtender
         + ", visibilityTimeout="
-        + visibilityTimeout
+        + dev.tether.DurationText.of(visibilityTimeout)
         + ", waitTime="
-        + waitTime
+        + dev.tether.DurationText.of(waitTime)
         + ", deadline="
-        + (deadline == null ? "none" : deadline)
+        + dev.tether.DurationText.of(deadline)
         + ", longestSilentCall="
-        + (longestSilentCall == null ? "undeclared" : longestSilentCall)
+        + (longestSilentCall == null ? "undeclared" : dev.tether.DurationText.of(longestSilentCall))
         + ", maxMessages="
         + maxMessages
         + ", deadLetterPolicy="

@@ -290,6 +290,31 @@ public final class WorkContext {
   }
 
   /**
+   * Registers where this delivery's latest output comes from, so that its store can show it while
+   * it runs and keep it when the delivery ends, however it ends ({@link Message#reportOutput}).
+   * Does nothing without a message.
+   *
+   * @param source returns the current output; must be fast and not throw
+   */
+  public void reportOutput(java.util.function.Supplier<dev.tether.mailbox.OutputTail> source) {
+    Objects.requireNonNull(source, "source");
+    if (message != null) {
+      message.reportOutput(source);
+    }
+  }
+
+  /**
+   * Writes the reported output now if it changed since it was last written, without extending
+   * the lease ({@link Message#flushOutput}); for work that went quiet after output. Does nothing
+   * without a message. A store failure is the caller's to log; the lease is not affected.
+   */
+  public void flushOutput() {
+    if (message != null) {
+      message.flushOutput();
+    }
+  }
+
+  /**
    * Returns the latest checkpoint as bytes: the last one this delivery wrote, else the one an
    * earlier delivery left.
    *

@@ -113,7 +113,7 @@ public final class DeadLetterPolicy {
   @Override
   public String toString() {
     return "DeadLetterPolicy[maxAttempts=" + (maxAttempts == 0 ? "the message's" : maxAttempts)
-        + ", deadLetterOn=" + deadLetterOn + ", backoff=" + initialBackoff + ".." + maxBackoff + "]";
+        + ", deadLetterOn=" + deadLetterOn + ", backoff=" + dev.tether.DurationText.of(initialBackoff) + ".." + dev.tether.DurationText.of(maxBackoff) + "]";
   }
 
   /** What to do with a failed message. */
@@ -177,7 +177,7 @@ public final class DeadLetterPolicy {
 
     @Override
     public String toString() {
-      return deadLetter ? "DeadLetter[" + reason + "]" : "Retry[after " + delay + "]";
+      return deadLetter ? "DeadLetter[" + reason + "]" : "Retry[after " + dev.tether.DurationText.of(delay) + "]";
     }
   }
 

@@ -286,4 +286,25 @@ public interface Message<T, R> {
     @Override
     void close();
   }
+
+  /**
+   * Registers where this delivery's latest output comes from. A store that keeps output calls
+   * {@code source} when it extends the lease (at most once per extension; the tails are written
+   * only when {@link OutputTail#bytes()} changed) and once more when the delivery ends by {@link
+   * #nack}, {@link #handBack()} or {@link #deadLetter}, and keeps the tails with the delivery;
+   * expiry and cancellation keep the tails of the last extension. The default does nothing.
+   *
+   * @param source returns the current output; called on the extending or ending thread, must be
+   *     fast and not throw (a failure is logged and the output skipped)
+   */
+  default void reportOutput(java.util.function.Supplier<OutputTail> source) {}
+
+  /**
+   * Writes the {@linkplain #reportOutput reported output} now if it changed since it was last
+   * written, without extending the lease: for a delivery that went quiet after output that no
+   * extension carried (extensions are rate-limited, so the output of the first moments, or of the
+   * last moments before a hang, may not have been), so that the store shows where it stopped.
+   * Changes nothing when the lease is no longer held. The default does nothing.
+   */
+  default void flushOutput() {}
 }

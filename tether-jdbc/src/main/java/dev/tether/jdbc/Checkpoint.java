@@ -21,6 +21,9 @@ import java.time.Instant;
  * @param lastHeartbeat the lease's last heartbeat, or null
  * @param reason what happened, for operators
  * @param createdAt when (store clock)
+ * @param stdoutTail the delivery's standard output tail as it ended (or as of its last renewal
+ *     that carried output, for an expiry or a cancellation), or null when none was reported
+ * @param stderrTail its standard error tail likewise, or null
  */
 public record Checkpoint(
     long id,
@@ -31,7 +34,9 @@ public record Checkpoint(
     int deliveryCount,
     Instant lastHeartbeat,
     String reason,
-    Instant createdAt) {
+    Instant createdAt,
+    String stdoutTail,
+    String stderrTail) {
   /** Kind written when an expired lease is reclaimed (by the sweep or by an acquirer). */
   public static final String LEASE_EXPIRED = "lease_expired";
   /** Kind written when a worker releases an item as failed. */

@@ -14,10 +14,17 @@ import java.util.List;
  * from the engine, so thread-safe.
  */
 final class Checkpoints {
-  /** One checkpoint row: parameters, in order, item, kind, holder, token, deliveries, heartbeat, reason, now. */
+  /**
+   * One checkpoint row: parameters, in order, item, kind, holder, token, deliveries, heartbeat,
+   * reason, now, then twice the item and the delivery whose output tails the row keeps (copied
+   * from the item's row when they are that delivery's; see {@link #bind}).
+   */
   static final String INSERT =
       "INSERT INTO tether_work_item_checkpoints (item_id, kind, lease_holder, lease_token,"
-          + " delivery_count, heartbeat_at, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+          + " delivery_count, heartbeat_at, reason, created_at, stdout_tail, stderr_tail)"
+          + " VALUES (?, ?, ?, ?, ?, ?, ?, ?,"
+          + " (SELECT stdout_tail FROM tether_work_items WHERE id = ? AND output_delivery = ?),"
+          + " (SELECT stderr_tail FROM tether_work_items WHERE id = ? AND output_delivery = ?))";
 
   /**
    * A checkpoint to write (its kind and instant are given beside it).
@@ -61,6 +68,17 @@ final class Checkpoints {
     engine.setInstant(ps, 6, e.heartbeatAt());
     ps.setString(7, e.reason());
     engine.setInstant(ps, 8, now);
+    // a redrive ends no delivery: it keeps no output
+    long outputOf = keepsOutput(kind) ? e.itemId() : -1;
+    ps.setLong(9, outputOf);
+    ps.setInt(10, e.deliveryCount());
+    ps.setLong(11, outputOf);
+    ps.setInt(12, e.deliveryCount());
+  }
+
+  /** Whether a checkpoint of {@code kind} ends a delivery, and so keeps that delivery's output tails. */
+  static boolean keepsOutput(String kind) {
+    return !Checkpoint.REDRIVEN.equals(kind);
   }
 
   /** The checkpoints of one item, oldest first. */
@@ -80,7 +98,9 @@ final class Checkpoints {
               rs.getInt("delivery_count"),
               engine.getInstant(rs, "heartbeat_at"),
               rs.getString("reason"),
-              engine.getInstant(rs, "created_at")));
+              engine.getInstant(rs, "created_at"),
+              rs.getString("stdout_tail"),
+              rs.getString("stderr_tail")));
         }
       }
     }

@@ -79,7 +79,11 @@ final class ItemReads {
         engine.getInstant(rs, "progress_at"),
         getIntOrNull(rs, "progress_delivery"),
         getLongOrNull(rs, "reply_of"),
-        rs.getBoolean("reply_error"));
+        rs.getBoolean("reply_error"),
+        rs.getString("stdout_tail"),
+        rs.getString("stderr_tail"),
+        engine.getInstant(rs, "output_at"),
+        getIntOrNull(rs, "output_delivery"));
   }
 
   /** The ids of the queue's {@code failed} items, oldest first. */

@@ -13,6 +13,7 @@ import dev.tether.mailbox.Message;
 import dev.tether.mailbox.MessageCancelledException;
 import dev.tether.mailbox.MessageFinalizedException;
 import dev.tether.mailbox.NackOutcome;
+import dev.tether.mailbox.OutputTail;
 import dev.tether.mailbox.ReceiptHandleExpiredException;
 import dev.tether.mailbox.ReplyNotAvailableException;
 import dev.tether.mailbox.RequestFailedException;
@@ -523,6 +524,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private final String workType;
     private final Map<String, String> headers;
     private volatile byte[] progress;
+    private volatile Supplier<OutputTail> outputSource;
+    private volatile long outputBytesSent = -1;
 
     JdbcMessage(Lease lease, T body) {
       this.id = lease.itemId();
@@ -632,6 +635,42 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
 
     @Override
+    public void reportOutput(Supplier<OutputTail> source) {
+      this.outputSource = Objects.requireNonNull(source, "source");
+    }
+
+    @Override
+    public void flushOutput() {
+      OutputTail out = output(true);
+      if (out == null) {
+        return;
+      }
+      if (call(() -> leases.recordOutput(id, token, out), "flushOutput")) {
+        outputBytesSent = out.bytes();
+      }
+    }
+
+    /** The current output, or null when none is reported, it did not change, or it failed. */
+    private OutputTail output(boolean onlyIfChanged) {
+      Supplier<OutputTail> source = outputSource;
+      if (source == null) {
+        return null;
+      }
+      OutputTail out;
+      try {
+        out = source.get();
+      } catch (RuntimeException e) {
+        LOG.warn("The output source of message {} in mailbox '{}' failed; its output is not written",
+            id, queue, e);
+        return null;
+      }
+      if (out == null || (onlyIfChanged && out.bytes() == outputBytesSent)) {
+        return null;
+      }
+      return out;
+    }
+
+    @Override
     public void acknowledge() {
       call(() -> {
         leases.complete(id, token, null);
@@ -642,7 +681,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void handBack() {
       call(() -> {
-        leases.handBack(id, token, Duration.ZERO);
+        leases.handBack(id, token, Duration.ZERO, output(false));
         return null;
       }, "handBack");
     }
@@ -650,14 +689,19 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public NackOutcome nack(Duration visibilityTimeout, String reason) {
       checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
-      ReleaseOutcome outcome = call(() -> leases.nack(id, token, visibilityTimeout, reason), "nack");
+      OutputTail out = output(false);
+      ReleaseOutcome outcome = call(() -> leases.nack(id, token, visibilityTimeout, reason, out), "nack");
       return outcome == ReleaseOutcome.FAILED ? NackOutcome.DEAD_LETTERED : NackOutcome.RETRY_SCHEDULED;
     }
 
     @Override
     public void extendVisibility(Duration timeout) {
       checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
-      call(() -> leases.renew(id, token, timeout), "extendVisibility");
+      OutputTail out = output(true);
+      call(() -> leases.renew(id, token, timeout, out), "extendVisibility");
+      if (out != null) {
+        outputBytesSent = out.bytes();
+      }
     }
 
     @Override
@@ -723,8 +767,9 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public void deadLetter(String reason) {
+      OutputTail out = output(false);
       call(() -> {
-        leases.deadLetter(id, token, reason);
+        leases.deadLetter(id, token, reason, out);
         return null;
       }, "deadLetter");
     }

@@ -32,10 +32,12 @@ final class LeaseBatches {
   }
 
   /**
-   * One renewal: the lease, the extension, and the instant (null only where the engine's one
-   * statement reads the database clock itself).
+   * One renewal: the lease, the extension, the instant (null only where the engine's one
+   * statement reads the database clock itself), and the delivery's latest output to write with it,
+   * or null.
    */
-  record Renewal(long id, long token, Duration duration, Instant now) {
+  record Renewal(long id, long token, Duration duration, Instant now,
+      dev.tether.mailbox.OutputTail output) {
     LeaseKey key() {
       return new LeaseKey(id, token);
     }
@@ -114,6 +116,51 @@ final class LeaseBatches {
    * expiries.
    */
   List<Renewed> renewAll(Connection c, List<Renewal> renewals) throws SQLException {
+    List<Renewed> out = renewLeases(c, renewals);
+    writeOutputs(c, renewals, out);
+    return out;
+  }
+
+  /**
+   * Writes the output carried by each applied renewal, in one batched statement: the renewal
+   * already matched the lease in this transaction, so each matches again.
+   */
+  private void writeOutputs(Connection c, List<Renewal> renewals, List<Renewed> outcomes)
+      throws SQLException {
+    Instant databaseNow = null;
+    PreparedStatement ps = null;
+    StatementCache.Stmt st = null;
+    try {
+      for (int i = 0; i < renewals.size(); i++) {
+        Renewal r = renewals.get(i);
+        if (r.output() == null || outcomes.get(i).expiry() == null) {
+          continue;
+        }
+        Instant now = r.now();
+        if (now == null) {
+          if (databaseNow == null) {
+            databaseNow = engine.now(c);
+          }
+          now = databaseNow;
+        }
+        if (ps == null) {
+          st = statements.prepare(c, LeaseOperations.RECORD_OUTPUT);
+          ps = st.ps();
+        }
+        LeaseOperations.bindOutput(engine, ps, r.id(), r.token(), r.output(), now);
+        ps.addBatch();
+      }
+      if (ps != null) {
+        ps.executeBatch();
+      }
+    } finally {
+      if (st != null) {
+        st.close();
+      }
+    }
+  }
+
+  private List<Renewed> renewLeases(Connection c, List<Renewal> renewals) throws SQLException {
     List<Renewed> out = new ArrayList<>(renewals.size());
     Optional<Map<LeaseKey, Instant>> renewed = engine.renewInOneStatement(c, renewals);
     if (renewed.isEmpty()) {

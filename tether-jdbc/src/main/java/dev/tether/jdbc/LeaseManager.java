@@ -3,6 +3,7 @@ package dev.tether.jdbc;
 import dev.tether.QueueName;
 import dev.tether.mailbox.LeaseStatus;
 import dev.tether.mailbox.MailboxFullException;
+import dev.tether.mailbox.OutputTail;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -291,12 +292,33 @@ public final class LeaseManager {
    * @throws StoreUnavailableException if the database cannot be reached
    */
   public Instant renew(long itemId, long token, Duration leaseDuration) {
+    return renew(itemId, token, leaseDuration, null);
+  }
+
+  /**
+   * Renews a lease as {@link #renew(long, long, Duration)} does, and in the same transaction
+   * writes the delivery's latest output (its tails replace the previous ones on the item's row;
+   * the instants of its last output and last beat are the store's clock less their ages), which
+   * the checkpoint ending the delivery keeps, whatever ends it. Costs one more statement in the
+   * renewal's transaction and at most twice {@link OutputTail#MAX_CHARS} characters.
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @param leaseDuration the extension (0 to 12 h)
+   * @param output the latest output, or null for none
+   * @return the new expiry
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemFinalizedException if this lease already finalized the item
+   * @throws StoreUnavailableException if the database cannot be reached
+   */
+  public Instant renew(long itemId, long token, Duration leaseDuration, OutputTail output) {
     Objects.requireNonNull(leaseDuration, "leaseDuration");
     if (leaseDuration.isNegative() || leaseDuration.compareTo(AcquireRequest.MAX_LEASE) > 0) {
       throw new IllegalArgumentException(
           "leaseDuration must be in 0.." + AcquireRequest.MAX_LEASE + ", was " + leaseDuration);
     }
-    return store.renew(itemId, token, leaseDuration, clock);
+    return store.renew(itemId, token, leaseDuration, clock, output);
   }
 
   /**
@@ -362,8 +384,29 @@ public final class LeaseManager {
    * @throws ItemFinalizedException if this lease already finalized the item
    */
   public ReleaseOutcome nack(long itemId, long token, Duration delay, String reason) {
+    return nack(itemId, token, delay, reason, null);
+  }
+
+  /**
+   * Ends a lease's attempt as {@link #nack(long, long, Duration, String)} does, keeping the
+   * delivery's final output with its checkpoint.
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @param delay 0 to 12 h
+   * @param reason why the attempt failed, kept as the item's error, or null
+   * @param output the delivery's final output, or null (then its last renewal's is kept)
+   * @return {@link ReleaseOutcome#RETRY_SCHEDULED} or {@link ReleaseOutcome#FAILED}
+   * @throws IllegalArgumentException if the delay is out of range
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
+   * @throws ItemFinalizedException if this lease already finalized the item
+   */
+  public ReleaseOutcome nack(long itemId, long token, Duration delay, String reason, OutputTail output) {
     checkDelay(delay);
     ReleaseOutcome outcome = store.write("nacking item " + itemId, c -> {
+      recordOutput(c, itemId, token, output);
       ReleaseOutcome o = sql.leases().nack(c, itemId, token, delay, reason, store.now(c, clock));
       store.notifyItems(c);
       return o;
@@ -389,8 +432,27 @@ public final class LeaseManager {
    * @throws ItemFinalizedException if this lease already finalized the item
    */
   public void handBack(long itemId, long token, Duration delay) {
+    handBack(itemId, token, delay, null);
+  }
+
+  /**
+   * Hands a leased item back as {@link #handBack(long, long, Duration)} does, keeping the
+   * delivery's final output with its checkpoint.
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @param delay 0 to 12 h
+   * @param output the delivery's final output, or null (then its last renewal's is kept)
+   * @throws IllegalArgumentException if the delay is out of range
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
+   * @throws ItemFinalizedException if this lease already finalized the item
+   */
+  public void handBack(long itemId, long token, Duration delay, OutputTail output) {
     checkDelay(delay);
     store.write("handing back item " + itemId, c -> {
+      recordOutput(c, itemId, token, output);
       sql.leases().handBack(c, itemId, token, delay, store.now(c, clock));
       store.notifyItems(c);
       return null;
@@ -411,7 +473,25 @@ public final class LeaseManager {
    * @throws ItemFinalizedException if this lease already finalized the item
    */
   public void deadLetter(long itemId, long token, String reason) {
+    deadLetter(itemId, token, reason, null);
+  }
+
+  /**
+   * Dead-letters a leased item as {@link #deadLetter(long, long, String)} does, keeping the
+   * delivery's final output with its checkpoint.
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @param reason why, for operators, or null
+   * @param output the delivery's final output, or null (then its last renewal's is kept)
+   * @throws LeaseConflictException if another lease holds the item
+   * @throws LeaseExpiredException if the lease expired and the item was reclaimed or deleted
+   * @throws ItemCancelledException if the item was cancelled
+   * @throws ItemFinalizedException if this lease already finalized the item
+   */
+  public void deadLetter(long itemId, long token, String reason, OutputTail output) {
     store.write("dead-lettering item " + itemId, c -> {
+      recordOutput(c, itemId, token, output);
       sql.leases().deadLetter(c, itemId, token, reason, store.now(c, clock));
       return null;
     });
@@ -681,5 +761,29 @@ public final class LeaseManager {
    */
   public Optional<WorkItem> find(long itemId) {
     return store.read("reading item " + itemId, c -> sql.reads().find(c, itemId, true));
+  }
+
+  /**
+   * Writes a held delivery's latest output without extending its lease (see {@link
+   * #renew(long, long, Duration, OutputTail)} for what is written).
+   *
+   * @param itemId the item
+   * @param token the lease token
+   * @param output the latest output
+   * @return whether the lease was held (else nothing changed)
+   * @throws StoreUnavailableException if the database cannot be reached
+   */
+  public boolean recordOutput(long itemId, long token, OutputTail output) {
+    Objects.requireNonNull(output, "output");
+    return store.write("writing the output of item " + itemId,
+        c -> sql.leases().recordOutput(c, itemId, token, output, store.now(c, clock)));
+  }
+
+  /** Writes a delivery's final output before the step that ends it (which checks the lease). */
+  private void recordOutput(Connection c, long itemId, long token, OutputTail output)
+      throws SQLException {
+    if (output != null) {
+      sql.leases().recordOutput(c, itemId, token, output, store.now(c, clock));
+    }
   }
 }

@@ -24,6 +24,17 @@ final class LeaseOperations {
           + " error_message = NULL, completed_at = ?, updated_at = ?"
           + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'";
 
+  /**
+   * A delivery's latest output on its item's row (see {@link #recordOutput}). Parameters: the two
+   * tails, the instant of the last output (null: keep), twice the instant of the last beat (null:
+   * keep), id, token.
+   */
+  static final String RECORD_OUTPUT =
+      "UPDATE tether_work_items SET stdout_tail = ?, stderr_tail = ?, output_at = COALESCE(?, output_at),"
+          + " output_delivery = delivery_count, heartbeat_at = CASE WHEN ? IS NULL THEN heartbeat_at"
+          + " WHEN ? < lease_acquired_at THEN lease_acquired_at ELSE ? END"
+          + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'";
+
   /** Backoff before a failed item is retried. */
   @FunctionalInterface
   interface RetryBackoff {
@@ -67,6 +78,34 @@ final class LeaseOperations {
         return engine.getInstant(rs, "lease_expires_at");
       }
     }
+  }
+
+  /**
+   * Writes a held delivery's latest output tails on its item's row, with the instants of its last
+   * output and last beat ({@code now} less their ages, never before the lease was acquired nor
+   * after {@code now}); the checkpoint that ends the delivery copies them. Returns whether the
+   * lease matched (when it did not, nothing changed and the caller's own update says why).
+   */
+  boolean recordOutput(Connection c, long id, long token, dev.tether.mailbox.OutputTail output,
+      Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RECORD_OUTPUT)) {
+      bindOutput(engine, ps, id, token, output, now);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** Binds the parameters of {@link #RECORD_OUTPUT}. */
+  static void bindOutput(StoreEngine engine, PreparedStatement ps, long id, long token,
+      dev.tether.mailbox.OutputTail output, Instant now) throws SQLException {
+    ps.setString(1, output.stdout());
+    ps.setString(2, output.stderr());
+    engine.setInstant(ps, 3, output.sinceLastOutput() == null ? null : now.minus(output.sinceLastOutput()));
+    Instant beat = output.sinceLastBeat() == null ? null : now.minus(output.sinceLastBeat());
+    engine.setInstant(ps, 4, beat);
+    engine.setInstant(ps, 5, beat);
+    engine.setInstant(ps, 6, beat);
+    ps.setLong(7, id);
+    ps.setLong(8, token);
   }
 
   /** Completes a held item with its output. */

@@ -18,15 +18,17 @@ import java.util.TreeMap;
  */
 final class MonitorQueries {
   /**
-   * The columns a listing reads: all of them but the progress checkpoint's bytes (read by {@link
-   * ItemReads#find} for one item; a listing shows when and by which delivery one was written).
+   * The columns a listing reads: all of them but the progress checkpoint's bytes and the output
+   * tails (read by {@link ItemReads#find} for one item; a listing shows when and by which
+   * delivery they were written).
    */
   private static final String ITEM_COLUMNS =
       "id, queue, task_id, work_type, status, priority, lease_holder, lease_token,"
           + " lease_acquired_at, lease_expires_at, heartbeat_at, delivery_count, attempts, max_attempts,"
           + " available_at, idempotency_key, reply_to, input_data, output_data, error_message,"
           + " created_at, started_at, completed_at, updated_at, NULL AS progress, progress_at,"
-          + " progress_delivery, reply_of, reply_error";
+          + " progress_delivery, reply_of, reply_error, NULL AS stdout_tail, NULL AS stderr_tail,"
+          + " output_at, output_delivery";
 
   private final StoreEngine engine;
   private final ItemReads rows; // its row mapping, so a WorkItem is read one way

@@ -88,10 +88,13 @@ final class PostgresLeaseBatches {
 
   private static final String CHECKPOINT_ALL =
       "INSERT INTO tether_work_item_checkpoints (item_id, kind, lease_holder, lease_token, delivery_count,"
-          + " heartbeat_at, reason, created_at) SELECT v.id, ?, v.holder, v.token, v.delivery_count,"
-          + " to_timestamp(v.heartbeat_ms / 1000.0), v.reason, ?"
+          + " heartbeat_at, reason, created_at, stdout_tail, stderr_tail) SELECT v.id, ?, v.holder,"
+          + " v.token, v.delivery_count, to_timestamp(v.heartbeat_ms / 1000.0), v.reason, ?,"
+          + " w.stdout_tail, w.stderr_tail"
           + " FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::int[], ?::bigint[], ?::text[])"
-          + " AS v(id, holder, token, delivery_count, heartbeat_ms, reason)";
+          + " AS v(id, holder, token, delivery_count, heartbeat_ms, reason)"
+          + " LEFT JOIN tether_work_items w ON w.id = v.id AND w.output_delivery = v.delivery_count"
+          + " AND ?::boolean";
 
   private final StoreEngine engine;
 
@@ -284,6 +287,7 @@ final class PostgresLeaseBatches {
       cp.setArray(6, c.createArrayOf("int4", counts));
       cp.setArray(7, c.createArrayOf("bigint", heartbeats));
       cp.setArray(8, c.createArrayOf("text", reasons));
+      cp.setBoolean(9, Checkpoints.keepsOutput(kind));
       cp.executeUpdate();
     }
   }

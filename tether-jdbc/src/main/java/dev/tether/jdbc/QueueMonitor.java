@@ -68,6 +68,16 @@ public final class QueueMonitor {
     return leases(null, heartbeatOlderThan);
   }
 
+  /**
+   * Returns the store's current instant: the database's clock on PostgreSQL (or this monitor's
+   * clock when one is set), so that ages computed from stored instants are on one clock.
+   *
+   * @return the instant
+   */
+  public java.time.Instant now() {
+    return store.read("reading the store's clock", c -> store.now(c, clock));
+  }
+
   private List<LeaseInfo> leases(String queue, Duration staleAfter) {
     return store.read("listing leases", c -> sql.monitor().leases(c, queue, staleAfter, store.now(c, clock)));
   }

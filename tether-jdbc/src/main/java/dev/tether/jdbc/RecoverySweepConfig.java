@@ -100,10 +100,10 @@ public final class RecoverySweepConfig {
 
   @Override
   public String toString() {
-    return "RecoverySweepConfig[scanInterval=" + scanInterval + ", batchSize=" + batchSize
+    return "RecoverySweepConfig[scanInterval=" + dev.tether.DurationText.of(scanInterval) + ", batchSize=" + batchSize
         + ", cleanup=" + cleanupEnabled + ", checkpointsPerItem=" + checkpointsPerItem
-        + ", checkpointMaxAge=" + checkpointMaxAge + ", finishedItemMaxAge=" + finishedItemMaxAge
-        + ", cleanupInterval=" + cleanupInterval + "]";
+        + ", checkpointMaxAge=" + dev.tether.DurationText.of(checkpointMaxAge) + ", finishedItemMaxAge="
+        + dev.tether.DurationText.of(finishedItemMaxAge) + ", cleanupInterval=" + dev.tether.DurationText.of(cleanupInterval) + "]";
   }
 
   /** Builds a {@link RecoverySweepConfig}. Not thread-safe. */

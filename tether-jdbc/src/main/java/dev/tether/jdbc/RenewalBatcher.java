@@ -46,21 +46,24 @@ final class RenewalBatcher {
     final long token;
     final Duration duration;
     final Clock clock;
+    final dev.tether.mailbox.OutputTail output;
     volatile Instant result;
     volatile RuntimeException error;
     volatile boolean done;
 
-    Op(long id, long token, Duration duration, Clock clock) {
+    Op(long id, long token, Duration duration, Clock clock, dev.tether.mailbox.OutputTail output) {
       this.id = id;
       this.token = token;
       this.duration = duration;
       this.clock = clock;
+      this.output = output;
     }
   }
 
   /**
    * Renews one lease to {@code max(current expiry, now + duration)}, sharing a batch with
-   * renewals due at the same time. Blocks until committed.
+   * renewals due at the same time, with the delivery's latest output when given (one more batched
+   * statement in the same transaction). Blocks until committed.
    *
    * @return the new expiry
    * @throws LeaseConflictException if another lease holds the item
@@ -68,8 +71,9 @@ final class RenewalBatcher {
    * @throws ItemFinalizedException if this lease already finalized the item
    * @throws StoreUnavailableException if the database cannot be reached (nothing applied)
    */
-  Instant renew(long id, long token, Duration duration, Clock clock) {
-    Op mine = new Op(id, token, duration, clock);
+  Instant renew(long id, long token, Duration duration, Clock clock,
+      dev.tether.mailbox.OutputTail output) {
+    Op mine = new Op(id, token, duration, clock, output);
     pending.add(mine);
     boolean interrupted = false;
     while (!mine.done) {
@@ -150,7 +154,7 @@ final class RenewalBatcher {
             }
             now = unclocked;
           }
-          renewals.add(new LeaseBatches.Renewal(x.id, x.token, x.duration, now));
+          renewals.add(new LeaseBatches.Renewal(x.id, x.token, x.duration, now, x.output));
         }
         return batches.renewAll(c, renewals);
       };

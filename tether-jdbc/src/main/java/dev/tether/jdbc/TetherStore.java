@@ -429,15 +429,23 @@ public final class TetherStore implements AutoCloseable {
   }
 
   /**
-   * Renews a lease durably: batched with renewals due at the same time when group commit is on,
-   * else in a transaction of its own. Returns the new expiry.
+   * Renews a lease durably, with the delivery's latest output when given: batched with renewals
+   * due at the same time when group commit is on, else in a transaction of its own. Returns the
+   * new expiry.
    */
-  Instant renew(long id, long token, Duration duration, Clock clock) {
+  Instant renew(long id, long token, Duration duration, Clock clock,
+      dev.tether.mailbox.OutputTail output) {
     if (config.groupCommit()) {
-      return renewals.renew(id, token, duration, clock);
+      return renewals.renew(id, token, duration, clock, output);
     }
-    return write("renewing the lease of item " + id,
-        c -> sql.leases().renew(c, id, token, now(c, clock), duration));
+    return write("renewing the lease of item " + id, c -> {
+      Instant now = now(c, clock);
+      Instant expiry = sql.leases().renew(c, id, token, now, duration);
+      if (output != null) {
+        sql.leases().recordOutput(c, id, token, output, now);
+      }
+      return expiry;
+    });
   }
 
   /** Wakes one waiting receiver of each queue in this process (new items may be available). */

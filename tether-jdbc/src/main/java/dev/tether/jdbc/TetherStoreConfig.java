@@ -211,13 +211,13 @@ public final class TetherStoreConfig {
         + ", migration="
         + migration
         + ", busyTimeout="
-        + busyTimeout
+        + dev.tether.DurationText.of(busyTimeout)
         + ", sqliteSynchronous="
         + sqliteSynchronous
         + ", maximumPoolSize="
         + (maximumPoolSize == 0 ? "engine default" : maximumPoolSize)
         + ", connectionTimeout="
-        + connectionTimeout
+        + dev.tether.DurationText.of(connectionTimeout)
         + ", groupCommit="
         + groupCommit
         + ", notifications="

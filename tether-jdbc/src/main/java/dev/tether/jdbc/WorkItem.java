@@ -38,6 +38,12 @@ import java.util.List;
  * @param progressDelivery the delivery that wrote it, or null
  * @param replyOf the id of the request this item answers, or null
  * @param errorReply whether it is an error reply
+ * @param stdoutTail the latest standard output tail of delivery {@code outputDelivery}, as of its
+ *     last renewal that carried output (or its end); null when none was reported or not loaded
+ *     (listings leave the tails out)
+ * @param stderrTail the latest standard error tail likewise, or null
+ * @param outputAt when that delivery last wrote output (store clock), or null
+ * @param outputDelivery the delivery the tails belong to, or null
  */
 public record WorkItem(
     long id,
@@ -69,7 +75,11 @@ public record WorkItem(
     Instant progressAt,
     Integer progressDelivery,
     Long replyOf,
-    boolean errorReply) {
+    boolean errorReply,
+    String stdoutTail,
+    String stderrTail,
+    Instant outputAt,
+    Integer outputDelivery) {
 
   /**
    * Returns the input decoded as UTF-8.

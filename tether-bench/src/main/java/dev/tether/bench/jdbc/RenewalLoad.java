@@ -36,8 +36,13 @@ import javax.sql.DataSource;
  * (every {@code execute*} and {@code commit} on its connections, through a counting DataSource)
  * and checks that no lease was lost. Group commit on and off in the same run.
  *
+ * <p>With {@code tails} as third argument, it compares batched renewals without output and with
+ * output tails in the same run: each message reports output ({@code Message#reportOutput}) whose
+ * two 4,096-character tails change on every beat, so every extension carries them (the worst
+ * case of the CLI worker's output tails).
+ *
  * <p>Run: {@code java -cp tether-bench/target/benchmarks.jar dev.tether.bench.jdbc.RenewalLoad
- * [leases] [seconds]}; defaults 1000, 10.
+ * [leases] [seconds] [tails]}; defaults 1000, 10.
  */
 public final class RenewalLoad {
   private RenewalLoad() {}
@@ -45,12 +50,18 @@ public final class RenewalLoad {
   public static void main(String[] args) throws Exception {
     int leases = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 10;
+    if (args.length > 2 && args[2].equals("tails")) {
+      for (boolean tails : new boolean[] {false, true, false, true}) {
+        run(leases, seconds, true, tails);
+      }
+      return;
+    }
     for (boolean batched : new boolean[] {true, false, true}) {
-      run(leases, seconds, batched);
+      run(leases, seconds, batched, false);
     }
   }
 
-  private static void run(int leases, int seconds, boolean batched) throws Exception {
+  private static void run(int leases, int seconds, boolean batched, boolean tails) throws Exception {
     BenchSchema schema = BenchSchema.create("tether_renew_");
     HikariConfig hc = new HikariConfig();
     hc.setJdbcUrl(schema.url());
@@ -72,9 +83,21 @@ public final class RenewalLoad {
       LeaseExtenderConfig config = LeaseExtenderConfig.of(Duration.ofSeconds(1), Duration.ofSeconds(30));
       List<Heartbeat> hearts = new ArrayList<>();
       List<LeaseExtender.Attachment> attached = new ArrayList<>();
+      AtomicLong written = new AtomicLong();
       for (Message<String, String> m : inFlight) {
         Heartbeat h = new Heartbeat();
         hearts.add(h);
+        if (tails) {
+          AtomicLong bytes = new AtomicLong();
+          h.addCallback(() -> bytes.incrementAndGet()); // new output on every beat
+          String base = "x".repeat(dev.tether.mailbox.OutputTail.MAX_CHARS - 20);
+          m.reportOutput(() -> {
+            long n = bytes.get();
+            String out = base + String.format(Locale.ROOT, "%020d", n);
+            written.addAndGet(2L * out.length());
+            return new dev.tether.mailbox.OutputTail(out, out, n, Duration.ZERO, Duration.ZERO);
+          });
+        }
         attached.add(new LeaseExtender(config).attach(m, h)); // one extender per message
       }
       AtomicBoolean stop = new AtomicBoolean();
@@ -106,10 +129,12 @@ public final class RenewalLoad {
       Thread.sleep(1500); // first extensions come due after 1 s: measure the steady state
       long s0 = statements.get();
       long e0 = extensions(attached);
+      long w0 = written.get();
       long t0 = System.nanoTime();
       Thread.sleep(seconds * 1000L);
       long s1 = statements.get();
       long e1 = extensions(attached);
+      long w1 = written.get();
       double secs = (System.nanoTime() - t0) / 1e9;
       stop.set(true);
       for (Thread th : beaters) {
@@ -130,10 +155,13 @@ public final class RenewalLoad {
         }
       }
       System.out.printf(Locale.ROOT,
-          "renewals %s: %d leases beaten every 100 ms, interval 1 s: %.0f extensions/s, %.0f statements/s"
-              + " (%.2f per extension), leases lost %d, still held on first delivery %d of %d%n",
+          "renewals %s%s: %d leases beaten every 100 ms, interval 1 s: %.0f extensions/s, %.0f statements/s"
+              + " (%.2f per extension), tail characters carried %.0f per extension, leases lost %d,"
+              + " still held on first delivery %d of %d%n",
           batched ? "batched (groupCommit=true)" : "one transaction each (groupCommit=false)",
-          leases, (e1 - e0) / secs, (s1 - s0) / secs, (s1 - s0) / (double) Math.max(1, e1 - e0), lost, held, leases);
+          tails ? " with output tails" : "", leases, (e1 - e0) / secs, (s1 - s0) / secs,
+          (s1 - s0) / (double) Math.max(1, e1 - e0), (w1 - w0) / (double) Math.max(1, e1 - e0),
+          lost, held, leases);
       for (LeaseExtender.Attachment a : attached) {
         a.close();
       }

@@ -46,7 +46,8 @@ public record CommandSpec(
    * @param liveness {@code output} or {@code process}; null means {@code output}
    * @param env environment additions, or null
    * @throws IllegalArgumentException if argv is empty, its program is blank, a shell spec has more
-   *     than one element, the liveness mode is unknown or an environment name is invalid
+   *     than one element, the liveness mode is unknown, an environment name is invalid or a
+   *     value holds a NUL character
    */
   public CommandSpec {
     if (argv == null || argv.isEmpty()) {
@@ -80,7 +81,12 @@ public record CommandSpec(
           throw new IllegalArgumentException(
               "invalid environment variable name '" + en.getKey() + "'; use [A-Za-z_][A-Za-z0-9_]*");
         }
-        e.put(en.getKey(), Objects.requireNonNullElse(en.getValue(), ""));
+        String value = Objects.requireNonNullElse(en.getValue(), "");
+        if (value.indexOf('\0') >= 0) {
+          throw new IllegalArgumentException(
+              "environment variable " + en.getKey() + " has a NUL character in its value");
+        }
+        e.put(en.getKey(), value);
       }
     }
     env = java.util.Collections.unmodifiableMap(e);
@@ -155,9 +161,10 @@ public record CommandSpec(
     if (json == null || json.isBlank()) {
       throw new IllegalArgumentException("the item has no command payload");
     }
-    if (json.getBytes(StandardCharsets.UTF_8).length > MAX_PAYLOAD_BYTES) {
-      throw new IllegalArgumentException(
-          "command payload is larger than " + MAX_PAYLOAD_BYTES + " bytes");
+    int size = json.getBytes(StandardCharsets.UTF_8).length;
+    if (size > MAX_PAYLOAD_BYTES) {
+      throw new IllegalArgumentException("the command is " + size + " bytes as stored, over the"
+          + " limit of " + MAX_PAYLOAD_BYTES + " bytes; pass long input in a file the command reads");
     }
     try {
       CommandSpec s = Json.MAPPER.readValue(json, CommandSpec.class);

@@ -171,7 +171,7 @@ public final class Dashboard {
     switch (path) {
       case "/":
       case "/index.html":
-        if (!method.equals("GET")) {
+        if (!method.equals("GET") && !method.equals("HEAD")) {
           send(ex, 405, "text/plain", "GET only\n");
           return;
         }
@@ -199,8 +199,7 @@ public final class Dashboard {
   }
 
   private ObjectNode state() {
-    Instant now = Instant.now();
-    ObjectNode o = Reports.stats(store, now);
+    ObjectNode o = Reports.stats(store, monitor.now());
     o.set("recent", Reports.rows(monitor.items(ItemQuery.all().withLimit(30))));
     o.set("failed_items", Reports.rows(monitor.items(ItemQuery.all().withStatus(WorkStatus.FAILED).withLimit(30))));
     if (worker != null) {
@@ -227,7 +226,7 @@ public final class Dashboard {
       sendJson(ex, 404, error("no item " + id.get()));
       return;
     }
-    sendJson(ex, 200, Reports.item(w.get()));
+    sendJson(ex, 200, Reports.item(w.get(), monitor.now()));
   }
 
   private void mutate(HttpExchange ex, String action) throws IOException {
@@ -334,8 +333,9 @@ public final class Dashboard {
       ex.getResponseHeaders().set("Content-Type", type);
       ex.getResponseHeaders().set("Cache-Control", "no-store");
       ex.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
-      if (status == 204) {
-        ex.sendResponseHeaders(204, -1);
+      if (status == 204 || "HEAD".equals(ex.getRequestMethod())) {
+        // a HEAD answer has no body: a length here makes the JDK's server log a warning
+        ex.sendResponseHeaders(status, -1);
         return;
       }
       if (ex.getRequestMethod().equals("HEAD")) {

@@ -1,6 +1,7 @@
 package dev.tether.cli.internal;
 
 import dev.tether.loop.WorkContext;
+import dev.tether.mailbox.OutputTail;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,7 +30,9 @@ import org.slf4j.LoggerFactory;
  *       previous delivery. (The signal goes to the direct child, the program itself; processes it
  *       started are not covered.) Without {@code setpriv} this is logged once as a warning.
  *   <li>Standard output and error are read in chunks on two {@code tether-output-*} threads; each
- *       chunk beats, is counted, and lands in a bounded tail.
+ *       chunk lands in a bounded tail, is counted, and beats. The tails are reported to the work
+ *       context ({@link WorkContext#reportOutput}), so that the store keeps them with the
+ *       delivery: on each lease extension while it runs, and when it ends, however it ends.
  *   <li>With liveness {@code process}, the context is also beaten every {@code processBeatInterval}
  *       while the child is alive, for commands that print nothing while they work (liveness then
  *       proves only that the process runs, not that it progresses).
@@ -161,8 +164,16 @@ public final class ProcessRunner {
     }
     TailBuffer out = new TailBuffer(tailBytes);
     TailBuffer err = new TailBuffer(tailBytes);
-    long[] chunks = new long[1];
+    long[] chunks = new long[2]; // chunks read, System.nanoTime() of the last one
     Object chunkLock = new Object();
+    context.reportOutput(() -> {
+      Duration sinceLastOutput;
+      synchronized (chunkLock) {
+        sinceLastOutput = chunks[0] == 0 ? null : Duration.ofNanos(System.nanoTime() - chunks[1]);
+      }
+      return new OutputTail(out.text(), err.text(), out.total() + err.total(), sinceLastOutput,
+          context.heartbeat().elapsed());
+    });
     String tag = context.messageId().orElse("p" + process.pid());
     Thread outReader =
         reader("tether-output-" + tag + "-stdout", process.getInputStream(), out, "stdout",
@@ -173,8 +184,10 @@ public final class ProcessRunner {
     boolean processLiveness = CommandSpec.LIVENESS_PROCESS.equals(spec.liveness());
     long nextProcessBeat = System.nanoTime() + processBeatInterval.toNanos();
     String stopped = null;
+    long flushedChunks = 0;
     try {
       while (!process.waitFor(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
+        flushedChunks = flushQuietOutput(context, chunks, chunkLock, flushedChunks);
         if (context.isLeaseLost() || stopSignal.getAsBoolean()) {
           stopped = CommandResult.STOPPED_LEASE_LOST;
         } else if (context.isShutdownRequested()) {
@@ -206,6 +219,30 @@ public final class ProcessRunner {
     }
     return new CommandResult(
         exit, took, out.text(), err.text(), out.total(), err.total(), n, stopped, null);
+  }
+
+  /**
+   * Once the command has been quiet for {@code processBeatInterval} after output that no lease
+   * extension may have carried, writes that output to the store (without extending the lease),
+   * so that a command that hangs shows what it printed last. Returns the chunk count written.
+   */
+  private long flushQuietOutput(WorkContext context, long[] chunks, Object chunkLock, long flushed) {
+    long n;
+    long last;
+    synchronized (chunkLock) {
+      n = chunks[0];
+      last = chunks[1];
+    }
+    if (n == flushed || System.nanoTime() - last < processBeatInterval.toNanos()) {
+      return flushed;
+    }
+    try {
+      context.flushOutput();
+    } catch (RuntimeException e) {
+      log.debug("Writing the output of {} failed; the next extension carries it: {}",
+          context.messageId().orElse("?"), e.getMessage());
+    }
+    return n;
   }
 
   private static volatile List<String> parentDeathLauncher;
@@ -305,11 +342,12 @@ public final class ProcessRunner {
                   if (r == 0) {
                     continue;
                   }
-                  context.beat(); // proof of work: the command produced output
-                  tail.write(buf, 0, r);
+                  tail.write(buf, 0, r); // first, so that an extension on this beat carries it
                   synchronized (chunkLock) {
                     chunks[0]++;
+                    chunks[1] = System.nanoTime();
                   }
+                  context.beat(); // proof of work: the command produced output
                   try {
                     listener.chunk(stream, buf, r);
                   } catch (RuntimeException e) {
@@ -408,7 +446,7 @@ public final class ProcessRunner {
     List<ProcessHandle> killed = new ArrayList<>();
     for (ProcessHandle h : tree) {
       if (h.isAlive()) {
-        log.info("Process {} ignored SIGTERM for {}; killing it", h.pid(), killGrace);
+        log.info("Process {} ignored SIGTERM for {}; killing it", h.pid(), dev.tether.DurationText.of(killGrace));
         h.destroyForcibly();
         killed.add(h);
       }

@@ -93,12 +93,15 @@ public final class Reports {
   }
 
   /**
-   * An item with its attempts, checkpoints and output, as JSON.
+   * An item with its attempts, checkpoints and output, as JSON: each delivery with the output
+   * tails it ended with (or, while it runs, as of its last extension), and {@code output}, the
+   * latest output of its current or last delivery.
    *
    * @param w the item (with checkpoints)
+   * @param now the store's current instant, for ages
    * @return the object
    */
-  public static ObjectNode item(WorkItem w) {
+  public static ObjectNode item(WorkItem w, Instant now) {
     ObjectNode o = Json.MAPPER.createObjectNode();
     o.put("id", w.id());
     o.put("queue", w.queue());
@@ -147,6 +150,20 @@ public final class Reports {
       n.put("reason", c.reason());
       n.put("at", str(c.createdAt()));
     }
+    o.put("heartbeat_age_ms", age(w.heartbeatAt(), now));
+    ObjectNode live = o.putObject("output");
+    boolean current = w.outputDelivery() != null && w.outputDelivery() == w.deliveryCount();
+    live.put("delivery", w.deliveryCount());
+    live.put("stdout_tail", current ? w.stdoutTail() : null);
+    live.put("stderr_tail", current ? w.stderrTail() : null);
+    live.put("output_at", current ? str(w.outputAt()) : null);
+    live.put("output_age_ms", current ? age(w.outputAt(), now) : null);
+    if (result != null && w.status() == dev.tether.jdbc.WorkStatus.COMPLETED) {
+      live.put("stdout_tail", result.stdoutTail());
+      live.put("stderr_tail", result.stderrTail());
+    }
+    live.put("finished", w.status() != dev.tether.jdbc.WorkStatus.IN_PROGRESS
+        && w.status() != dev.tether.jdbc.WorkStatus.PENDING);
     ArrayNode deliveries = o.putArray("deliveries");
     for (int d = 1; d <= w.deliveryCount(); d++) {
       ObjectNode a = deliveries.addObject();
@@ -157,21 +174,34 @@ public final class Reports {
           last = c;
         }
       }
+      String stdout = null;
+      String stderr = null;
       if (last != null) {
         a.put("outcome", last.kind());
         a.put("holder", last.leaseHolder());
         a.put("reason", last.reason());
         a.put("at", str(last.createdAt()));
+        stdout = last.stdoutTail();
+        stderr = last.stderrTail();
       } else if (d == w.deliveryCount()) {
         a.put("outcome", w.status().dbValue());
         a.put("holder", w.leaseHolder());
         a.put("reason", w.errorMessage());
         a.put("at", str(w.completedAt() != null ? w.completedAt() : w.updatedAt()));
+        stdout = live.path("stdout_tail").asText(null);
+        stderr = live.path("stderr_tail").asText(null);
       } else {
         a.put("outcome", "unknown");
       }
+      a.put("stdout_tail", stdout);
+      a.put("stderr_tail", stderr);
     }
     return o;
+  }
+
+  /** Milliseconds from {@code then} to {@code now}, never negative, or null. */
+  private static Long age(Instant then, Instant now) {
+    return then == null || now == null ? null : Math.max(0, Duration.between(then, now).toMillis());
   }
 
   /**
@@ -180,7 +210,8 @@ public final class Reports {
    * leases with heartbeat age and time left, the retry distribution and checkpoint counts.
    *
    * @param store the store
-   * @param now the current instant
+   * @param now the store's current instant ({@link QueueMonitor#now()}), so that ages are on the
+   *     store's clock
    * @return the object
    */
   public static ObjectNode stats(TetherStore store, Instant now) {
@@ -239,12 +270,9 @@ public final class Reports {
       n.put("delivery_count", r.deliveryCount());
       n.put("attempts", r.attempts());
       n.put("max_attempts", r.maxAttempts());
-      Instant hb = r.heartbeatAt();
-      if (hb != null) {
-        n.put("heartbeat_age_ms", Duration.between(hb, now).toMillis());
-      } else {
-        n.putNull("heartbeat_age_ms");
-      }
+      n.put("heartbeat_age_ms", age(r.heartbeatAt(), now));
+      boolean current = r.outputDelivery() != null && r.outputDelivery() == r.deliveryCount();
+      n.put("output_age_ms", current ? age(r.outputAt(), now) : null);
       if (r.leaseExpiresAt() != null) {
         n.put("lease_left_ms", Duration.between(now, r.leaseExpiresAt()).toMillis());
       } else {

@@ -90,6 +90,8 @@ public final class Stores {
     } else if (!lower.startsWith("jdbc:postgresql:")) {
       throw new BadStoreException("unsupported --db '" + location.display()
           + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
+    } else if (!create) {
+      checkPostgresStore(location);
     }
     try {
       return TetherStore.open(location.openUrl(), config);
@@ -138,6 +140,27 @@ public final class Stores {
                 + "): a worker writes leases and results to its store; make it writable (for"
                 + " example chmod u+w) or run as its owner");
       }
+    }
+  }
+
+  /**
+   * For a command that only reads: checks that the PostgreSQL database holds a Tether store (its
+   * schema version table, in the schema the connection uses) before the store is opened, because
+   * opening one migrates it, that is, creates the tables in an empty database. Reads only.
+   */
+  private static void checkPostgresStore(StoreLocation location) {
+    boolean exists;
+    try (Connection c = DriverManager.getConnection(location.openUrl());
+        ResultSet rs = c.createStatement().executeQuery(
+            "SELECT to_regclass('tether_schema_version') IS NOT NULL")) {
+      exists = rs.next() && rs.getBoolean(1);
+    } catch (SQLException e) {
+      throw new BadStoreException("cannot open --db " + location.display() + ": " + oneLine(e), e);
+    }
+    if (!exists) {
+      throw new BadStoreException("no Tether store at " + location.display()
+          + " (no tether_schema_version table in its schema); check --db (or TETHER_DB), or"
+          + " enqueue an item or start a worker to create it");
     }
   }
 

@@ -175,6 +175,22 @@ public final class Worker implements AutoCloseable {
       return drainTimeout.plus(killGrace).plusSeconds(5);
     }
 
+    /**
+     * Returns the configuration with durations as the options take them ({@code 90s}).
+     *
+     * @return the text logged at start
+     */
+    @Override
+    public String toString() {
+      return "Config[queue=" + queue + ", concurrency=" + concurrency + ", visibility="
+          + dev.tether.DurationText.of(visibility) + ", extendEvery="
+          + dev.tether.DurationText.of(extendEvery) + ", extension="
+          + dev.tether.DurationText.of(extension) + ", killGrace="
+          + dev.tether.DurationText.of(killGrace) + ", tailBytes=" + tailBytes
+          + ", sweepInterval=" + dev.tether.DurationText.of(sweepInterval) + ", watchdog="
+          + dev.tether.DurationText.of(watchdog) + "]";
+    }
+
     private static void positive(String name, Duration d) {
       if (d == null || d.isNegative() || d.isZero()) {
         throw new IllegalArgumentException(name + " must be > 0, was " + d);

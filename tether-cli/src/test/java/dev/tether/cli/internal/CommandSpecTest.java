@@ -48,7 +48,7 @@ class CommandSpecTest {
     assertThatThrownBy(() -> CommandSpec.fromJson("{\"argv\":[]}")).hasMessageContaining("empty command");
     assertThatThrownBy(() -> CommandSpec.fromJson("")).hasMessageContaining("no command payload");
     assertThatThrownBy(() -> CommandSpec.fromJson("{\"argv\":[\"" + "x".repeat(70_000) + "\"]}"))
-        .hasMessageContaining("larger than");
+        .hasMessageContaining("over the limit of " + CommandSpec.MAX_PAYLOAD_BYTES + " bytes");
   }
 
   @Test

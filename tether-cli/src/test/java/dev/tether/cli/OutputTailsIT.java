@@ -1,0 +1,84 @@
+package dev.tether.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The output an operator needs when a job hangs, through the real jar: a delivery's output tails
+ * survive its end (here an expired lease), a running item's latest output is visible, and {@code
+ * tether logs} prints it, once or as it arrives.
+ */
+@Timeout(120)
+class OutputTailsIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+
+  // a 10 s lease, so that a command that starts late on a loaded machine still prints in time
+  private static final String[] WORKER = {
+    "worker", "--visibility", "10s", "--extend-every", "500ms", "--extension", "2s",
+    "--kill-grace", "1s", "--sweep-every", "1s"
+  };
+
+  @Test
+  void aHungJobKeepsItsOutputAfterItsLeaseExpired() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    long id = Long.parseLong(t.run("enqueue", "--max-attempts", "1", "--", "sh", "-c",
+        "echo connecting...; echo step 1 done >&2; sleep 600").strip());
+    JarRunner.Proc w = t.start(WORKER);
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(() -> "failed".equals(t.status(id)));
+    } finally {
+      JarRunner.term(w);
+      w.waitFor(20);
+    }
+    JsonNode item = JSON.readTree(t.run("inspect", Long.toString(id), "--json"));
+    assertThat(item.get("result").isNull()).isTrue();
+    JsonNode delivery = item.get("deliveries").get(0);
+    assertThat(delivery.get("outcome").asText()).isEqualTo("lease_expired");
+    assertThat(delivery.get("stdout_tail").asText()).isEqualTo("connecting...\n");
+    assertThat(delivery.get("stderr_tail").asText()).isEqualTo("step 1 done\n");
+
+    String table = t.run("inspect", Long.toString(id));
+    assertThat(table).contains("--- stdout (tail) of delivery 1, lease_expired ---\nconnecting...")
+        .contains("--- stderr (tail) of delivery 1, lease_expired ---\nstep 1 done");
+
+    JarRunner.Proc logs = t.start("logs", Long.toString(id));
+    assertThat(logs.waitFor(60)).as(logs.err()).isZero();
+    assertThat(logs.out()).isEqualTo("connecting...\n");
+    assertThat(logs.err()).isEqualTo("step 1 done\n");
+  }
+
+  @Test
+  void aRunningJobsOutputIsVisibleAndLogsFollowPrintsItAsItArrives() throws Exception {
+    JarRunner t = new JarRunner(dir);
+    long id = Long.parseLong(t.run("enqueue", "--", "sh", "-c",
+        "for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.5; done; echo finished >&2").strip());
+    JarRunner.Proc follow = t.start("logs", "--follow", "--interval", "200ms", Long.toString(id));
+    JarRunner.Proc w = t.start(WORKER);
+    try {
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+        JsonNode item = JSON.readTree(t.run("inspect", Long.toString(id), "--json"));
+        return "in_progress".equals(item.get("status").asText())
+            && item.get("output").get("stdout_tail").asText("").contains("line 2")
+            && item.get("deliveries").get(0).get("stdout_tail").asText("").contains("line 2");
+      });
+      assertThat(follow.waitFor(60)).as(follow.err()).isZero();
+    } finally {
+      JarRunner.term(w);
+      w.waitFor(20);
+    }
+    assertThat(t.status(id)).isEqualTo("completed");
+    assertThat(follow.out()).isEqualTo(
+        "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\n");
+    assertThat(follow.err()).isEqualTo("finished\n");
+  }
+}
