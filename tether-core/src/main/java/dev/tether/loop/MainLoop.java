@@ -210,7 +210,7 @@ public final class MainLoop<T, R> implements WorkLoop {
     log.info("MainLoop '{}' started on mailbox '{}' with {}", name, requests.name(), config);
     try {
       for (long i = 0; i < maxIterations && !draining; i++) {
-        long receivedAt = ticker.read(); // before the receive: the leases surely last from here
+        long receivedAt = ticker.read(); // before the receive: no lease is older than this
         List<Message<T, R>> messages = receive();
         heartbeat.beat(); // after receive: an idle loop is a live loop
         for (int m = 0; m < messages.size(); m++) {
@@ -335,6 +335,21 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
   }
 
+  /**
+   * The latest ticker reading from which the message's lease surely lasts its visibility timeout:
+   * the request that granted it when the mailbox says when that was (a long poll may have waited
+   * longer than the visibility timeout before it), never earlier than before the receive.
+   */
+  private long leaseStart(Message<T, R> message, long receivedAt) {
+    java.util.OptionalLong requested = message.leaseRequestedAtNanos();
+    if (requested.isEmpty()) {
+      return receivedAt;
+    }
+    long ago = System.nanoTime() - requested.getAsLong();
+    long start = ticker.read() - Math.max(0, ago);
+    return start - receivedAt > 0 ? start : receivedAt;
+  }
+
   private void process(Message<T, R> message, long receivedAt) {
     long start = ticker.read();
     if (message.errorReply().isPresent()) {
@@ -348,7 +363,7 @@ public final class MainLoop<T, R> implements WorkLoop {
     boolean leaseLost;
     boolean cancelled;
     try (LeaseExtender.Attachment attachment = extender.attach(message, heartbeat)) {
-      attachment.leaseHeldUntil(receivedAt + config.visibilityTimeout().toNanos());
+      attachment.leaseHeldUntil(leaseStart(message, receivedAt) + config.visibilityTimeout().toNanos());
       Deadline deadline = config.deadline().map(d -> Deadline.after(d, ticker)).orElse(null);
       if (deadline != null) {
         attachment.extendUntil(deadline.nanos());

@@ -23,11 +23,14 @@ final class InMemoryDelivery<T, R> implements Message<T, R> {
   private final String handle;
   private final int deliveryCount;
   private final int attempt;
+  private final long requestedAt;
   /** Set when this delivery finalized the message. Guarded by the mailbox's lock. */
   private boolean finalized;
 
-  InMemoryDelivery(InMemoryMailbox<T, R> box, InMemoryMailbox<T, R>.Entry entry, String handle) {
+  InMemoryDelivery(InMemoryMailbox<T, R> box, InMemoryMailbox<T, R>.Entry entry, String handle,
+      long requestedAt) {
     this.box = box;
+    this.requestedAt = requestedAt;
     this.entry = entry;
     this.handle = handle;
     this.deliveryCount = entry.deliveryCount;
@@ -37,6 +40,11 @@ final class InMemoryDelivery<T, R> implements Message<T, R> {
   @Override
   public String id() {
     return entry.id;
+  }
+
+  @Override
+  public java.util.OptionalLong leaseRequestedAtNanos() {
+    return java.util.OptionalLong.of(requestedAt);
   }
 
   @Override

@@ -258,8 +258,9 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
         if (closed) {
           return List.of();
         }
+        long nowNanos = System.nanoTime(); // no later than the clock's reading the leases count from
         Instant now = clock.instant();
-        Instant nextVisible = collect(now, maxMessages, visibilityTimeout, received, newlyDead);
+        Instant nextVisible = collect(now, nowNanos, maxMessages, visibilityTimeout, received, newlyDead);
         if (!received.isEmpty()) {
           return received;
         }
@@ -293,6 +294,7 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
    */
   private Instant collect(
       Instant now,
+      long nowNanos,
       int max,
       Duration visibilityTimeout,
       List<Message<T, R>> out,
@@ -328,7 +330,8 @@ public final class InMemoryMailbox<T, R> implements Mailbox<T, R> {
       }
       e.deliveryCount++;
       e.attempts++; // charged now; a hand-back refunds it
-      InMemoryDelivery<T, R> d = new InMemoryDelivery<>(this, e, handlePrefix + "-" + handleSequence.incrementAndGet());
+      InMemoryDelivery<T, R> d = new InMemoryDelivery<>(this, e, handlePrefix + "-" + handleSequence.incrementAndGet(),
+          nowNanos);
       e.lease = d;
       e.visibleAt = now.plus(visibilityTimeout);
       out.add(d);

@@ -261,6 +261,19 @@ public interface Message<T, R> {
   void deadLetter(String reason);
 
   /**
+   * When this delivery's lease was requested, as a {@link System#nanoTime()} reading taken just
+   * before the request that granted it (for a long poll, the last attempt of the wait, not its
+   * start), if the mailbox knows. The lease was granted for the visibility timeout no earlier than
+   * that instant, so it surely lasts until the reading plus the visibility timeout: a holder can
+   * bound its lease by its own monotonic clock without counting the time the receive waited.
+   *
+   * @return the reading, or empty when unknown (the holder then counts from before its receive)
+   */
+  default java.util.OptionalLong leaseRequestedAtNanos() {
+    return java.util.OptionalLong.empty();
+  }
+
+  /**
    * Asks to be told promptly when this message is cancelled while this delivery holds it, rather
    * than at its holder's next call to the mailbox: {@code onCancelled} runs at most once, on a
    * thread of the mailbox's, and must be fast and not throw (a flag to set, a process to signal).

@@ -323,17 +323,21 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
     checkTimeout("waitTime", waitTime, MAX_WAIT_TIME);
     AcquireRequest request = new AcquireRequest(queue, visibilityTimeout, maxMessages, null, null);
-    List<Lease> got = call(() -> leases.acquire(request, waitTime, pollInterval, closed::get), "receive");
-    return got.isEmpty() ? List.of() : toMessages(got);
+    long[] requestedAt = new long[1]; // the start of the attempt that took the leases
+    List<Lease> got = call(() -> AcquireWait.acquire(store, request, () -> {
+      requestedAt[0] = System.nanoTime();
+      return leases.acquire(request);
+    }, waitTime, pollInterval, closed::get), "receive");
+    return got.isEmpty() ? List.of() : toMessages(got, requestedAt[0]);
   }
 
-  private List<Message<T, R>> toMessages(List<Lease> got) {
+  private List<Message<T, R>> toMessages(List<Lease> got, long requestedAt) {
     List<Lease> sorted = new ArrayList<>(got);
     sorted.sort(Comparator.comparingLong(Lease::itemId));
     List<Message<T, R>> out = new ArrayList<>(sorted.size());
     for (Lease l : sorted) {
       if (l.errorReply()) {
-        out.add(new JdbcMessage(l, null));
+        out.add(new JdbcMessage(l, null, requestedAt));
         continue;
       }
       T body;
@@ -353,7 +357,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
         }
         continue;
       }
-      out.add(new JdbcMessage(l, body));
+      out.add(new JdbcMessage(l, body, requestedAt));
     }
     return out;
   }
@@ -523,11 +527,12 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private final ErrorReply errorReply;
     private final String workType;
     private final Map<String, String> headers;
+    private final long requestedAt;
     private volatile byte[] progress;
     private volatile Supplier<OutputTail> outputSource;
     private volatile long outputBytesSent = -1;
 
-    JdbcMessage(Lease lease, T body) {
+    JdbcMessage(Lease lease, T body, long requestedAt) {
       this.id = lease.itemId();
       this.token = lease.token();
       this.body = body;
@@ -542,6 +547,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
           : null;
       this.progress = lease.progress();
       this.workType = lease.workType();
+      this.requestedAt = requestedAt;
       this.headers = lease.headerMap();
     }
 
@@ -605,6 +611,11 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public Map<String, String> headers() {
       return headers;
+    }
+
+    @Override
+    public java.util.OptionalLong leaseRequestedAtNanos() {
+      return java.util.OptionalLong.of(requestedAt);
     }
 
     @Override

@@ -145,6 +145,37 @@ abstract class MainLoopOnJdbcMailboxCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void anItemTakenAtTheEndOfALongPollLongerThanTheVisibilityTimeoutIsHeldNotLost() throws Exception {
+    try (TetherStore realTime = db.open(TetherStoreConfig.builder().maximumPoolSize(4).build())) {
+      JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(realTime, "late");
+      java.util.concurrent.atomic.AtomicReference<String> seen = new java.util.concurrent.atomic.AtomicReference<>();
+      MainLoop<String, String> loop = MainLoop.builder("late", jobs, (String body, WorkContext ctx) -> {
+            ctx.beat();
+            seen.set("lost=" + ctx.isLeaseLost() + " lease=" + ctx.checkLease());
+            return body + " done";
+          })
+          .config(MainLoopConfig.builder()
+              .visibilityTimeout(Duration.ofSeconds(2))
+              .leaseExtender(LeaseExtenderConfig.of(Duration.ofMillis(500), Duration.ofMillis(1500)))
+              .waitTime(Duration.ofSeconds(8))
+              .build())
+          .build();
+      Thread runner = new Thread(() -> loop.run(1), "late-loop");
+      runner.start();
+      // The item arrives when the loop has waited longer than the visibility timeout: its lease
+      // starts when it is taken, not when the wait began (which is why this test waits in real time).
+      Thread.sleep(3000);
+      String id = jobs.send("report");
+      runner.join(Duration.ofSeconds(30).toMillis());
+
+      assertThat(seen.get()).isEqualTo("lost=false lease=HELD");
+      WorkItem item = new LeaseManager(realTime, "inspector").find(Long.parseLong(id)).orElseThrow();
+      assertThat(item.status()).isEqualTo(WorkStatus.COMPLETED);
+      assertThat(item.deliveryCount()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void aLoopGroupOfTwoLoopsDrainsADurableQueueCompletingEachItemOnce() throws Exception {
     try (TetherStore realTime = db.open(TetherStoreConfig.builder().maximumPoolSize(6).build())) {
       JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(realTime, "drain");
