@@ -185,9 +185,10 @@ public final class ProcessRunner {
     long nextProcessBeat = System.nanoTime() + processBeatInterval.toNanos();
     String stopped = null;
     long flushedChunks = 0;
+    java.util.concurrent.CompletableFuture<?>[] flushing = new java.util.concurrent.CompletableFuture<?>[1];
     try {
       while (!process.waitFor(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
-        flushedChunks = flushQuietOutput(context, chunks, chunkLock, flushedChunks);
+        flushedChunks = flushQuietOutput(context, chunks, chunkLock, flushedChunks, flushing, tag);
         if (context.isLeaseLost() || stopSignal.getAsBoolean()) {
           stopped = CommandResult.STOPPED_LEASE_LOST;
         } else if (context.isShutdownRequested()) {
@@ -224,24 +225,34 @@ public final class ProcessRunner {
   /**
    * Once the command has been quiet for {@code processBeatInterval} after output that no lease
    * extension may have carried, writes that output to the store (without extending the lease),
-   * so that a command that hangs shows what it printed last. Returns the chunk count written.
+   * so that a command that hangs shows what it printed last. The write runs on a thread of its
+   * own, one at a time, so that a store that stopped answering never holds up this loop's lease
+   * checks and kills. Returns the chunk count written (or being written).
    */
-  private long flushQuietOutput(WorkContext context, long[] chunks, Object chunkLock, long flushed) {
+  private long flushQuietOutput(WorkContext context, long[] chunks, Object chunkLock, long flushed,
+      java.util.concurrent.CompletableFuture<?>[] flushing, String tag) {
     long n;
     long last;
     synchronized (chunkLock) {
       n = chunks[0];
       last = chunks[1];
     }
-    if (n == flushed || System.nanoTime() - last < processBeatInterval.toNanos()) {
+    if (n == flushed || System.nanoTime() - last < processBeatInterval.toNanos()
+        || (flushing[0] != null && !flushing[0].isDone())) {
       return flushed;
     }
-    try {
-      context.flushOutput();
-    } catch (RuntimeException e) {
-      log.debug("Writing the output of {} failed; the next extension carries it: {}",
-          context.messageId().orElse("?"), e.getMessage());
-    }
+    flushing[0] = java.util.concurrent.CompletableFuture.runAsync(() -> {
+      try {
+        context.flushOutput();
+      } catch (RuntimeException e) {
+        log.debug("Writing the output of {} failed; the next extension carries it: {}",
+            context.messageId().orElse("?"), e.getMessage());
+      }
+    }, r -> {
+      Thread t = new Thread(r, "tether-output-" + tag + "-flush");
+      t.setDaemon(true);
+      t.start();
+    });
     return n;
   }
 
