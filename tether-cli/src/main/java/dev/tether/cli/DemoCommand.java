@@ -158,7 +158,7 @@ final class DemoCommand implements Callable<Integer> {
   private void summary(LeaseManager lm) {
     out.println();
     say(bold("summary"));
-    Table t = new Table("ID", "JOB", "STATUS", "DELIVERIES", "OUTCOME");
+    Table t = new Table("ID", "JOB", "STATUS", "ATTEMPTS", "OUTCOME");
     Map<String, Integer> totals = new LinkedHashMap<>();
     for (String id : labels.keySet().stream().sorted((a, b) -> Long.compare(Long.parseLong(a), Long.parseLong(b))).toList()) {
       WorkItem w = lm.find(Long.parseLong(id)).orElseThrow();
@@ -173,7 +173,7 @@ final class DemoCommand implements Callable<Integer> {
       }
       String status = w.status().dbValue();
       totals.merge(status, 1, Integer::sum);
-      t.row(id, labels.get(id), status, w.deliveryCount() + "/" + w.maxAttempts(), outcome);
+      t.row(id, labels.get(id), status, w.attempts() + "/" + w.maxAttempts(), outcome);
     }
     t.print(out, colour);
     out.println();
