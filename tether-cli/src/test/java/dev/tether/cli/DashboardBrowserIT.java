@@ -47,7 +47,7 @@ import org.openqa.selenium.logging.LogType;
  * <p>Chromium and chromedriver are Debian's ({@code /usr/bin/chromium}, {@code
  * /usr/bin/chromedriver}; other paths with {@code -Dtether.chromium=...} and {@code
  * -Dtether.chromedriver=...}). Before the integration tests, Maven runs {@code
- * src/test/scripts/ensure-chromedriver.sh}, which installs them when missing and it can.
+ * src/test/scripts/ensure-debian-packages.sh}, which installs them when missing and it can.
  */
 @Timeout(120)
 class DashboardBrowserIT {
@@ -68,7 +68,7 @@ class DashboardBrowserIT {
     if (!new File(CHROMEDRIVER).canExecute() || !new File(CHROMIUM).canExecute()) {
       throw new AssertionError(
           "headless Chromium and its chromedriver are needed for the dashboard test, and"
-              + " ensure-chromedriver.sh could not install them (see its lines in the build log):"
+              + " ensure-debian-packages.sh could not install them (see its lines in the build log):"
               + " install them, on Debian as root with 'apt-get update && apt-get install -y chromium"
               + " chromium-driver' (expected " + CHROMIUM + " and " + CHROMEDRIVER + ")");
     }

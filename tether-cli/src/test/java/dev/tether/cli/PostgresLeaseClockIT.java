@@ -39,7 +39,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @Timeout(240)
 class PostgresLeaseClockIT {
-  /** Debian's libfaketime; {@code src/test/scripts/ensure-faketime.sh} installs it before the ITs. */
+  /** Debian's libfaketime; {@code src/test/scripts/ensure-debian-packages.sh} installs it before the ITs. */
   static final Path LIBFAKETIME = Path.of(System.getProperty("tether.libfaketime",
       "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"));
 
@@ -169,7 +169,7 @@ class PostgresLeaseClockIT {
       throws Exception {
     assertThat(Files.isReadable(LIBFAKETIME)).as("%s is missing: install Debian's package faketime"
         + " (as root: apt-get update && apt-get install -y faketime), or run"
-        + " tether-cli/src/test/scripts/ensure-faketime.sh", LIBFAKETIME).isTrue();
+        + " tether-cli/src/test/scripts/ensure-debian-packages.sh", LIBFAKETIME).isTrue();
     JarRunner t = new JarRunner(dir, schema.url());
     Path started = dir.resolve("started");
     long id = id(t.run("enqueue", "--", "sh", "-c",

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Checks a Prometheus text exposition with {@code promtool check metrics} (Prometheus's own parser
  * and linter; Debian's package prometheus, installed before the integration tests by {@code
- * src/test/scripts/ensure-promtool.sh}). Missing promtool fails the test that needs it, with what
+ * src/test/scripts/ensure-debian-packages.sh}). Missing promtool fails the test that needs it, with what
  * to install; it never skips.
  */
 final class Promtool {
@@ -30,7 +30,7 @@ final class Promtool {
   static String check(String exposition) throws IOException, InterruptedException {
     if (!Files.isExecutable(PATH)) {
       throw new AssertionError("promtool not found at " + PATH + ": install Debian's package"
-          + " prometheus (apt-get install prometheus; ensure-promtool.sh does it as root) or set"
+          + " prometheus (apt-get install prometheus; ensure-debian-packages.sh does it as root) or set"
           + " -Dtether.promtool=PATH");
     }
     Process p = new ProcessBuilder(PATH.toString(), "check", "metrics").redirectErrorStream(true).start();
