@@ -25,7 +25,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.ResolvableType;
 import org.springframework.util.ClassUtils;
@@ -36,7 +35,9 @@ import org.springframework.util.ClassUtils;
  * TetherQueues} to send messages inside the caller's transactions, and {@link TetherWorkers}
  * running every {@link TetherHandler} bean.
  */
-@AutoConfiguration(after = DataSourceAutoConfiguration.class)
+// by name: Boot's DataSource auto-configuration is on the classpath only when the application
+// brings it (spring-boot-jdbc is an optional dependency of the starter)
+@AutoConfiguration(afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
 @ConditionalOnClass(TetherStore.class)
 @ConditionalOnProperty(prefix = "tether", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(TetherProperties.class)
