@@ -9,11 +9,10 @@ import dev.tether.jdbc.TetherStore;
 import dev.tether.loop.MainLoop;
 import dev.tether.loop.MainLoopConfig;
 import dev.tether.loop.WorkContext;
+import dev.tether.micrometer.testing.OneHeaderPropagator;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.tck.TestObservationRegistry;
-import io.micrometer.tracing.Span;
-import io.micrometer.tracing.TraceContext;
 import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
 import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandler;
 import io.micrometer.tracing.handler.PropagatingSenderTracingObservationHandler;
@@ -22,7 +21,6 @@ import io.micrometer.tracing.test.simple.SimpleSpan;
 import io.micrometer.tracing.test.simple.SimpleTracer;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,7 +39,7 @@ class TetherTracingTest {
     final TestObservationRegistry registry = TestObservationRegistry.create();
 
     Process() {
-      Propagator propagator = new TestPropagator(tracer);
+      Propagator propagator = new OneHeaderPropagator(tracer);
       registry.observationConfig().observationHandler(
           new ObservationHandler.FirstMatchingCompositeObservationHandler(
               new PropagatingSenderTracingObservationHandler<>(tracer, propagator),
@@ -131,7 +129,7 @@ class TetherTracingTest {
       assertThat(message.id()).isEqualTo(id);
       SimpleSpan enqueue = producer.span("enqueue jobs");
       assertThat(message.headers())
-          .containsEntry(TestPropagator.FIELD, enqueue.getTraceId() + "-" + enqueue.getSpanId());
+          .containsEntry(OneHeaderPropagator.FIELD, enqueue.getTraceId() + "-" + enqueue.getSpanId());
     }
   }
 
@@ -150,38 +148,6 @@ class TetherTracingTest {
       listener.finished(message);
       assertThat(registry).hasObservationWithNameEqualTo(TetherTracing.PROCESS).that()
           .hasBeenStopped().hasError().hasLowCardinalityKeyValue("tether.outcome", "failure");
-    }
-  }
-
-  /** A propagator for the simple tracer: one header, {@code traceId-spanId}. */
-  private static final class TestPropagator implements Propagator {
-    private static final String FIELD = "x-test-trace";
-    private final SimpleTracer tracer;
-
-    TestPropagator(SimpleTracer tracer) {
-      this.tracer = tracer;
-    }
-
-    @Override
-    public List<String> fields() {
-      return List.of(FIELD);
-    }
-
-    @Override
-    public <C> void inject(TraceContext context, C carrier, Setter<C> setter) {
-      setter.set(carrier, FIELD, context.traceId() + "-" + context.spanId());
-    }
-
-    @Override
-    public <C> Span.Builder extract(C carrier, Getter<C> getter) {
-      String value = getter.get(carrier, FIELD);
-      if (value == null) {
-        return tracer.spanBuilder();
-      }
-      String[] parts = value.split("-");
-      TraceContext parent = tracer.traceContextBuilder().traceId(parts[0]).spanId(parts[1])
-          .sampled(true).build();
-      return tracer.spanBuilder().setParent(parent);
     }
   }
 }

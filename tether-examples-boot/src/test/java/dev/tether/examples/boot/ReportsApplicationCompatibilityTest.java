@@ -8,6 +8,7 @@ import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
 import dev.tether.jdbc.WorkStatus;
+import dev.tether.micrometer.testing.OneHeaderPropagator;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -26,8 +27,6 @@ import org.springframework.context.annotation.Import;
 import org.springframework.test.annotation.DirtiesContext;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
-import io.micrometer.tracing.Span;
-import io.micrometer.tracing.TraceContext;
 import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
 import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandler;
 import io.micrometer.tracing.handler.PropagatingSenderTracingObservationHandler;
@@ -190,37 +189,6 @@ abstract class ReportsApplicationCompatibilityTest {
           new PropagatingSenderTracingObservationHandler<>(tracer, propagator),
           new PropagatingReceiverTracingObservationHandler<>(tracer, propagator),
           new DefaultTracingObservationHandler(tracer));
-    }
-  }
-
-  /** Propagates one header, {@code traceId-spanId}. */
-  static final class OneHeaderPropagator implements Propagator {
-    private static final String FIELD = "x-trace";
-    private final SimpleTracer tracer;
-
-    OneHeaderPropagator(SimpleTracer tracer) {
-      this.tracer = tracer;
-    }
-
-    @Override
-    public List<String> fields() {
-      return List.of(FIELD);
-    }
-
-    @Override
-    public <C> void inject(TraceContext context, C carrier, Setter<C> setter) {
-      setter.set(carrier, FIELD, context.traceId() + "-" + context.spanId());
-    }
-
-    @Override
-    public <C> Span.Builder extract(C carrier, Getter<C> getter) {
-      String value = getter.get(carrier, FIELD);
-      if (value == null) {
-        return tracer.spanBuilder();
-      }
-      int dash = value.indexOf('-');
-      return tracer.spanBuilder().setParent(tracer.traceContextBuilder()
-          .traceId(value.substring(0, dash)).spanId(value.substring(dash + 1)).sampled(true).build());
     }
   }
 

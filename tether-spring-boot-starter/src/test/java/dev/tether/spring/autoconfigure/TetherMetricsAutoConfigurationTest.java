@@ -13,13 +13,12 @@ import dev.tether.spring.TetherHandler;
 import dev.tether.spring.TetherQueues;
 import dev.tether.spring.TetherSendObserver;
 import dev.tether.spring.TetherWorkers;
+import dev.tether.micrometer.testing.OneHeaderPropagator;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
-import io.micrometer.tracing.Span;
-import io.micrometer.tracing.TraceContext;
 import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
 import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandler;
 import io.micrometer.tracing.handler.PropagatingSenderTracingObservationHandler;
@@ -28,7 +27,6 @@ import io.micrometer.tracing.test.simple.SimpleSpan;
 import io.micrometer.tracing.test.simple.SimpleTracer;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -178,36 +176,5 @@ class TetherMetricsAutoConfigurationTest {
 
   private static SimpleSpan span(SimpleTracer tracer, String name) {
     return tracer.getSpans().stream().filter(s -> name.equals(s.getName())).findFirst().orElse(null);
-  }
-
-  /** Propagates one header, {@code traceId-spanId}, for the simple tracer. */
-  private static final class OneHeaderPropagator implements Propagator {
-    private static final String FIELD = "x-trace";
-    private final SimpleTracer tracer;
-
-    OneHeaderPropagator(SimpleTracer tracer) {
-      this.tracer = tracer;
-    }
-
-    @Override
-    public List<String> fields() {
-      return List.of(FIELD);
-    }
-
-    @Override
-    public <C> void inject(TraceContext context, C carrier, Setter<C> setter) {
-      setter.set(carrier, FIELD, context.traceId() + "-" + context.spanId());
-    }
-
-    @Override
-    public <C> Span.Builder extract(C carrier, Getter<C> getter) {
-      String value = getter.get(carrier, FIELD);
-      if (value == null) {
-        return tracer.spanBuilder();
-      }
-      int dash = value.indexOf('-');
-      return tracer.spanBuilder().setParent(tracer.traceContextBuilder()
-          .traceId(value.substring(0, dash)).spanId(value.substring(dash + 1)).sampled(true).build());
-    }
   }
 }
