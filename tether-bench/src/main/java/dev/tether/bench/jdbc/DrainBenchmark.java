@@ -264,7 +264,9 @@ public final class DrainBenchmark {
       System.out.printf(Locale.ROOT, "loaded 1,000,000 rows (970,000 completed, 20,000 pending, 10,000 expired leases) in %.1f s%n",
           (System.nanoTime() - loadStart) / 1e9);
       String nowLit = pg ? "now()" : Long.toString(System.currentTimeMillis());
-      String acquire = "SELECT id FROM tether_work_items WHERE queue = 'q3' AND status = 'pending' AND available_at <= "
+      // the acquisition's own predicate (Acquisitions): without scheduled = FALSE the partial
+      // index tether_work_items_pending does not apply and the plan shown is not the store's
+      String acquire = "SELECT id FROM tether_work_items WHERE queue = 'q3' AND status = 'pending' AND scheduled = FALSE AND available_at <= "
           + nowLit + " ORDER BY priority DESC, id LIMIT 10" + (pg ? " FOR UPDATE SKIP LOCKED" : "");
       String expired = "SELECT id FROM tether_work_items WHERE status = 'in_progress' AND lease_expires_at <= " + nowLit
           + " ORDER BY lease_expires_at LIMIT 500";
