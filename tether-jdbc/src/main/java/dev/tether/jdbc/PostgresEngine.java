@@ -255,6 +255,11 @@ final class PostgresEngine implements StoreEngine {
 
   /** SQLState 42P01: undefined_table. */
   @Override
+  public String bytesContain(String column) {
+    return "position(? in " + column + ") > 0";
+  }
+
+  @Override
   public boolean isUndefinedTable(SQLException e) {
     return "42P01".equals(e.getSQLState());
   }

@@ -227,6 +227,11 @@ final class SqliteEngine implements StoreEngine {
 
   /** SQLite reports a missing table as SQLITE_ERROR with "no such table". */
   @Override
+  public String bytesContain(String column) {
+    return "instr(" + column + ", ?) > 0";
+  }
+
+  @Override
   public boolean isUndefinedTable(SQLException e) {
     return String.valueOf(e.getMessage()).contains("no such table");
   }

@@ -239,6 +239,12 @@ interface StoreEngine {
 
   // ------------------------------------------------------------------ SQL that differs
 
+  /**
+   * A condition that is true when the bytes of {@code column} (a BLOB / bytea) contain the bytes
+   * bound to its one parameter (with {@link #setBytes}); case-sensitive, a plain byte match.
+   */
+  String bytesContain(String column);
+
   /** Appended to a pick to lock its rows, skipping rows other transactions hold; possibly empty. */
   String skipLocked();
 
