@@ -37,6 +37,7 @@ import picocli.CommandLine.Command;
       InspectCommand.class,
       LogsCommand.class,
       StatsCommand.class,
+      WorkersCommand.class,
       RequeueCommand.class,
       CancelCommand.class,
       CheckpointCommand.class,
