@@ -11,6 +11,7 @@ import dev.tether.jdbc.ItemPageRequest;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.OverviewQueries;
 import dev.tether.jdbc.QueueAdmin;
+import dev.tether.jdbc.StoreOverview;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.ThroughputMinute;
 import dev.tether.jdbc.WorkItem;
@@ -355,7 +356,7 @@ public final class TetherDashboard implements HttpHandler {
         item(ex, q);
         return;
       case "api/workers":
-        sendJson(ex, 200, workers(overview.now()));
+        sendJson(ex, 200, workers());
         return;
       default:
         sendJson(ex, 404, error("no such path: " + path));
@@ -372,28 +373,25 @@ public final class TetherDashboard implements HttpHandler {
    */
   public ObjectNode state(Map<String, String> params) {
     ItemPageRequest request = pageRequest(params);
-    Instant now = overview.now();
+    StoreOverview v = overview.overview(request, countCap, maxQueues, listSize);
+    Instant now = v.now();
     ObjectNode o = JSON.createObjectNode();
     o.put("generated_at", now.toString());
     o.put("count_cap", countCap);
-    List<String> queues = overview.queues(maxQueues + 1);
-    boolean moreQueues = queues.size() > maxQueues;
-    if (moreQueues) {
-      queues = queues.subList(0, maxQueues);
-    }
-    o.set("totals", counts(overview.totals(countCap)));
+    o.set("totals", counts(v.totals()));
     ArrayNode qs = o.putArray("queues");
-    overview.counts(queues, countCap).forEach((name, counts) -> {
+    v.counts().forEach((name, counts) -> {
       ObjectNode n = qs.addObject();
       n.put("queue", name);
       n.set("counts", counts(counts));
     });
-    o.put("queues_more", moreQueues);
-    o.set("in_flight", inFlight(overview.inFlight(listSize), now));
-    o.set("failed_items", rows(overview.page(new ItemPageRequest(null, WorkStatus.FAILED, null, null, listSize)).items()));
-    o.set("scheduled", rows(overview.scheduled(queues, listSize)));
-    o.set("workers", workers(now));
-    ItemPage p = overview.page(request);
+    o.put("queues_more", v.moreQueues());
+    o.set("in_flight", inFlight(v.inFlight(), now));
+    o.set("failed_items", rows(v.failed()));
+    o.set("scheduled", rows(v.scheduled()));
+    ArrayNode workers = o.putArray("workers");
+    v.workers().forEach(w -> workers.add(workerJson(w)));
+    ItemPage p = v.page();
     ObjectNode items = o.putObject("items");
     ObjectNode filter = items.putObject("filter");
     filter.put("queue", request.queue());
@@ -490,7 +488,7 @@ public final class TetherDashboard implements HttpHandler {
     return a;
   }
 
-  private ArrayNode workers(Instant now) {
+  private ArrayNode workers() {
     ArrayNode a = JSON.createArrayNode();
     for (WorkerInfo w : registry.list()) {
       a.add(workerJson(w));

@@ -143,30 +143,95 @@ public final class OverviewQueries {
   }
 
   private static Map<WorkStatus, CappedCount> counts(Connection c, String queue, int cap) throws SQLException {
-    StringBuilder sql = new StringBuilder("SELECT ");
-    for (int i = 0; i < STATUSES.length; i++) {
-      sql.append(i == 0 ? "" : ", ").append("(SELECT COUNT(*) FROM (SELECT 1 FROM tether_work_items WHERE ")
-          .append(queue != null ? "queue = ? AND " : "").append("status = ? LIMIT ?) c").append(i).append(")");
+    List<String> one = new ArrayList<>();
+    one.add(queue);
+    return countsOf(c, one, cap).get(0);
+  }
+
+  /**
+   * The capped counts of each of {@code queues} (a null element: over every queue), in one
+   * statement: one row per element, one scalar subquery per status.
+   */
+  private static List<Map<WorkStatus, CappedCount>> countsOf(Connection c, List<String> queues, int cap)
+      throws SQLException {
+    List<Map<WorkStatus, CappedCount>> out = new ArrayList<>();
+    if (queues.isEmpty()) {
+      return out;
     }
-    Map<WorkStatus, CappedCount> out = new EnumMap<>(WorkStatus.class);
+    StringBuilder sql = new StringBuilder();
+    for (int k = 0; k < queues.size(); k++) {
+      sql.append(k == 0 ? "SELECT " : " UNION ALL SELECT ").append(k).append(" AS k");
+      for (int i = 0; i < STATUSES.length; i++) {
+        sql.append(", (SELECT COUNT(*) FROM (SELECT 1 FROM tether_work_items WHERE ")
+            .append(queues.get(k) != null ? "queue = ? AND " : "").append("status = ? LIMIT ?) c").append(i).append(")");
+      }
+    }
     try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
       int p = 1;
-      for (WorkStatus s : STATUSES) {
-        if (queue != null) {
-          ps.setString(p++, queue);
+      for (String queue : queues) {
+        for (WorkStatus s : STATUSES) {
+          if (queue != null) {
+            ps.setString(p++, queue);
+          }
+          ps.setString(p++, s.dbValue());
+          ps.setInt(p++, cap + 1);
         }
-        ps.setString(p++, s.dbValue());
-        ps.setInt(p++, cap + 1);
+        out.add(null);
       }
       try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        for (int i = 0; i < STATUSES.length; i++) {
-          long n = rs.getLong(i + 1);
-          out.put(STATUSES[i], n > cap ? new CappedCount(cap, true) : new CappedCount(n, false));
+        while (rs.next()) {
+          Map<WorkStatus, CappedCount> m = new EnumMap<>(WorkStatus.class);
+          for (int i = 0; i < STATUSES.length; i++) {
+            long n = rs.getLong(i + 2);
+            m.put(STATUSES[i], n > cap ? new CappedCount(cap, true) : new CappedCount(n, false));
+          }
+          out.set(rs.getInt(1), m);
         }
       }
     }
     return out;
+  }
+
+  /**
+   * Reads everything a dashboard poll shows, on one connection with one reading of the store's
+   * clock: the queues (at most {@code maxQueues}), their counts and the totals (capped at {@code
+   * cap}), the in-flight, newest failed and soonest scheduled items ({@code listSize} each), the
+   * fleet, and one page of items.
+   *
+   * @param page the page of items
+   * @param cap where counts stop
+   * @param maxQueues most queues counted
+   * @param listSize items per list
+   * @return the overview
+   */
+  public StoreOverview overview(ItemPageRequest page, int cap, int maxQueues, int listSize) {
+    Objects.requireNonNull(page, "page");
+    positive(cap, "cap");
+    positive(maxQueues, "maxQueues");
+    positive(listSize, "listSize");
+    WorkerRegistry registry = new WorkerRegistry(store, clock);
+    return store.read("reading the dashboard overview", c -> {
+      Instant now = store.now(c, clock);
+      List<String> queues = queues(c, maxQueues + 1);
+      boolean more = queues.size() > maxQueues;
+      if (more) {
+        queues = new ArrayList<>(queues.subList(0, maxQueues));
+      }
+      List<String> keys = new ArrayList<>();
+      keys.add(null);
+      keys.addAll(queues);
+      List<Map<WorkStatus, CappedCount>> counts = countsOf(c, keys, cap);
+      Map<String, Map<WorkStatus, CappedCount>> byQueue = new LinkedHashMap<>();
+      for (int i = 0; i < queues.size(); i++) {
+        byQueue.put(queues.get(i), counts.get(i + 1));
+      }
+      return new StoreOverview(now, queues, more, counts.get(0), byQueue,
+          inFlight(c, listSize),
+          page(c, new ItemPageRequest(null, WorkStatus.FAILED, null, null, listSize)).items(),
+          scheduled(c, queues, listSize),
+          registry.list(c, engine, now),
+          page(c, page));
+    });
   }
 
   /**
@@ -183,7 +248,7 @@ public final class OverviewQueries {
 
   private ItemPage page(Connection c, ItemPageRequest r) throws SQLException {
     if (r.text() == null) {
-      List<WorkItem> items = list(c, "id IN (" + window(r, r.limit() + 1) + ")", "id DESC", r.limit() + 1,
+      List<WorkItem> items = query(c, window(r, r.limit() + 1, LIST_COLUMNS),
           ps -> bindWindow(ps, 1, r, r.limit() + 1));
       boolean more = items.size() > r.limit();
       if (more) {
@@ -193,10 +258,12 @@ public final class OverviewQueries {
     }
     int scan = ItemPageRequest.TEXT_SCAN_ROWS;
     byte[] needle = r.textBytes();
-    List<WorkItem> items = list(c, "id IN (" + window(r, scan) + ") AND " + engine.bytesContain("input_data"),
-        "id DESC", r.limit() + 1, ps -> {
+    // the newest `scan` rows that pass the other filters, then the text match among them
+    List<WorkItem> items = query(c, "SELECT * FROM (" + window(r, scan, LIST_COLUMNS + ", input_data AS full_input")
+        + ") w WHERE " + engine.bytesContain("full_input") + " ORDER BY id DESC LIMIT ?", ps -> {
           int p = bindWindow(ps, 1, r, scan);
-          engine.setBytes(ps, p, needle);
+          engine.setBytes(ps, p++, needle);
+          ps.setInt(p, r.limit() + 1);
           return p + 1;
         });
     if (items.size() > r.limit()) {
@@ -207,7 +274,7 @@ public final class OverviewQueries {
     long seen;
     long lowest;
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT COUNT(*), MIN(id) FROM tether_work_items WHERE id IN (" + window(r, scan) + ")")) {
+        "SELECT COUNT(*), MIN(id) FROM (" + window(r, scan, "id") + ") w")) {
       bindWindow(ps, 1, r, scan);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -220,20 +287,20 @@ public final class OverviewQueries {
   }
 
   /**
-   * The ids of the newest {@code n} items that pass the request's queue, status and keyset
-   * filters, through an index that gives them in id order: {@code (status, id)}, {@code (queue,
-   * status, id)} (one branch per status for a queue alone) or the primary key.
+   * The {@code columns} of the newest {@code n} items that pass the request's queue, status and
+   * keyset filters, newest first, through an index that gives them in id order: {@code (status,
+   * id)}, {@code (queue, status, id)} (one branch per status for a queue alone) or the primary key.
    */
-  private static String window(ItemPageRequest r, int n) {
+  private static String window(ItemPageRequest r, int n, String columns) {
     String before = r.beforeId() != null ? " AND id < ?" : "";
     if (r.queue() != null && r.status() == null) {
-      StringBuilder sb = new StringBuilder("SELECT id FROM (");
+      StringBuilder sb = new StringBuilder("SELECT * FROM (");
       for (int i = 0; i < STATUSES.length; i++) {
-        sb.append(i == 0 ? "" : " UNION ALL ").append("SELECT id FROM (SELECT id FROM tether_work_items")
-            .append(" WHERE queue = ? AND status = ?").append(before).append(" ORDER BY id DESC LIMIT ?) b")
-            .append(i);
+        sb.append(i == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(columns)
+            .append(" FROM tether_work_items WHERE queue = ? AND status = ?").append(before)
+            .append(" ORDER BY id DESC LIMIT ?) b").append(i);
       }
-      return sb.append(") w ORDER BY id DESC LIMIT ?").toString();
+      return sb.append(") u ORDER BY id DESC LIMIT ?").toString();
     }
     List<String> where = new ArrayList<>();
     if (r.queue() != null) {
@@ -245,8 +312,8 @@ public final class OverviewQueries {
     if (r.beforeId() != null) {
       where.add("id < ?");
     }
-    return "SELECT id FROM tether_work_items" + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where))
-        + " ORDER BY id DESC LIMIT ?";
+    return "SELECT " + columns + " FROM tether_work_items"
+        + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where)) + " ORDER BY id DESC LIMIT ?";
   }
 
   private static int bindWindow(PreparedStatement ps, int p, ItemPageRequest r, int n) throws SQLException {
@@ -284,8 +351,11 @@ public final class OverviewQueries {
    */
   public List<WorkItem> inFlight(int limit) {
     positive(limit, "limit");
-    return store.read("listing in-flight items", c ->
-        list(c, "status = 'in_progress'", "lease_expires_at, id", limit, ps -> 1));
+    return store.read("listing in-flight items", c -> inFlight(c, limit));
+  }
+
+  private List<WorkItem> inFlight(Connection c, int limit) throws SQLException {
+    return list(c, "status = 'in_progress'", "lease_expires_at, id", limit, ps -> 1);
   }
 
   /**
@@ -300,17 +370,29 @@ public final class OverviewQueries {
    */
   public List<WorkItem> scheduled(List<String> queues, int limit) {
     positive(limit, "limit");
-    return store.read("listing scheduled items", c -> {
-      List<WorkItem> out = new ArrayList<>();
+    return store.read("listing scheduled items", c -> scheduled(c, queues, limit));
+  }
+
+  /** One statement: the soonest {@code limit} of each queue (the scheduled index), merged. */
+  private List<WorkItem> scheduled(Connection c, List<String> queues, int limit) throws SQLException {
+    if (queues.isEmpty()) {
+      return List.of();
+    }
+    StringBuilder sql = new StringBuilder("SELECT * FROM (");
+    for (int i = 0; i < queues.size(); i++) {
+      sql.append(i == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(LIST_COLUMNS)
+          .append(" FROM tether_work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE")
+          .append(" ORDER BY available_at, id LIMIT ?) s").append(i);
+    }
+    sql.append(") u ORDER BY available_at, id LIMIT ?");
+    return query(c, sql.toString(), ps -> {
+      int p = 1;
       for (String q : queues) {
-        out.addAll(list(c, "queue = ? AND status = 'pending' AND scheduled = TRUE", "available_at, id", limit,
-            ps -> {
-              ps.setString(1, q);
-              return 2;
-            }));
+        ps.setString(p++, q);
+        ps.setInt(p++, limit);
       }
-      out.sort(Comparator.comparing(WorkItem::availableAt).thenComparingLong(WorkItem::id));
-      return out.size() > limit ? List.copyOf(out.subList(0, limit)) : out;
+      ps.setInt(p++, limit);
+      return p;
     });
   }
 
@@ -387,6 +469,20 @@ public final class OverviewQueries {
   @FunctionalInterface
   private interface Binder {
     int bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /** The items of a whole query whose every parameter {@code binder} binds. */
+  private List<WorkItem> query(Connection c, String sql, Binder binder) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      List<WorkItem> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rows.map(rs, List.of()));
+        }
+      }
+      return out;
+    }
   }
 
   private List<WorkItem> list(Connection c, String where, String order, int limit, Binder binder)

@@ -153,11 +153,11 @@ public final class WorkerRegistry {
    */
   public List<WorkerInfo> list() {
     StoreEngine engine = store.storeEngine();
-    return store.read("listing workers", c -> list(c, engine));
+    return store.read("listing workers", c -> list(c, engine, store.now(c, clock)));
   }
 
-  private List<WorkerInfo> list(Connection c, StoreEngine engine) throws SQLException {
-    Instant now = store.now(c, clock);
+  /** The rows, aged at {@code now}, on the caller's connection. */
+  List<WorkerInfo> list(Connection c, StoreEngine engine, Instant now) throws SQLException {
     List<WorkerInfo> out = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement("SELECT * FROM tether_workers ORDER BY worker_id");
         ResultSet rs = ps.executeQuery()) {

@@ -173,4 +173,37 @@ abstract class OverviewQueriesCompatibilityTest extends StoreTestBase {
     assertThat(cut.get(2).failed()).isEqualTo(1);
     assertThat(cut.get(1).completed()).isZero();
   }
+
+  @Test
+  void theOverviewReadsWhatTheSeparateQueriesRead() {
+    LeaseManager w = new LeaseManager(store, "w",
+        LeaseManagerConfig.defaults().withRetryBackoff(Duration.ofMinutes(2), Duration.ofMinutes(2)));
+    enqueue("a", 4, "a");
+    enqueue("b", 3, "b");
+    enqueue("c", 2, "c");
+    w.enqueue(NewWorkItem.builder("c").input("later").delay(Duration.ofMinutes(5)).build());
+    Lease l = w.acquire("a", LEASE).orElseThrow();
+    w.release(l.itemId(), l.token(), false, null, "flaky");
+    w.acquire("b", LEASE).orElseThrow();
+    new WorkerRegistry(store).register(new WorkerInfo.Registration("w1", "h", 1, "v", List.of("a"), 1, 1),
+        Duration.ofSeconds(10));
+    OverviewQueries o = new OverviewQueries(store);
+    ItemPageRequest page = new ItemPageRequest("a", null, null, null, 2);
+    StoreOverview v = o.overview(page, 3, 2, 5);
+    assertThat(v.now()).isEqualTo(clock.instant());
+    assertThat(v.queues()).containsExactly("a", "b");
+    assertThat(v.moreQueues()).isTrue();
+    assertThat(v.totals()).isEqualTo(o.totals(3));
+    assertThat(v.counts()).isEqualTo(o.counts(List.of("a", "b"), 3));
+    assertThat(v.counts().get("a").get(WorkStatus.PENDING)).isEqualTo(new CappedCount(3, true));
+    assertThat(v.inFlight()).extracting(WorkItem::id).isEqualTo(o.inFlight(5).stream().map(WorkItem::id).toList());
+    assertThat(v.inFlight()).hasSize(1);
+    assertThat(v.scheduled()).extracting(WorkItem::id)
+        .isEqualTo(o.scheduled(List.of("a", "b"), 5).stream().map(WorkItem::id).toList());
+    assertThat(v.scheduled()).hasSize(1); // the retrying one of queue a; c was not counted
+    assertThat(v.workers()).extracting(WorkerInfo::workerId).containsExactly("w1");
+    assertThat(v.page().items()).extracting(WorkItem::id)
+        .isEqualTo(o.page(page).items().stream().map(WorkItem::id).toList());
+    assertThat(v.page().items()).hasSize(2);
+  }
 }
