@@ -43,6 +43,9 @@ import org.slf4j.LoggerFactory;
 public final class Dashboard {
   private static final Logger log = LoggerFactory.getLogger(Dashboard.class);
 
+  /** How a command's JSON starts (see {@link CommandSpec#toJson}). */
+  private static final String ARGV_PREFIX = "{\"argv\":[\"";
+
   /** The Prometheus text format {@code /metrics} writes. */
   static final String TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -92,7 +95,15 @@ public final class Dashboard {
         .itemView(new TetherDashboard.ItemView() {
           @Override
           public String summary(WorkItem item) {
-            return Reports.commandOf(Reports.inputOf(item));
+            String input = Reports.inputOf(item);
+            String command = Reports.commandOf(input);
+            // a listing reads only the input's first bytes: a longer command's JSON is cut and does
+            // not parse; show its start rather than the JSON around it
+            if (command == input && input != null && input.startsWith(ARGV_PREFIX)
+                && input.length() >= dev.tether.jdbc.OverviewQueries.INPUT_PREFIX_BYTES / 2) {
+              return input.substring(ARGV_PREFIX.length());
+            }
+            return command;
           }
 
           @Override
