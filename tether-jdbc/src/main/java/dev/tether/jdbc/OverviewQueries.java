@@ -217,15 +217,22 @@ public final class OverviewQueries {
       if (more) {
         queues = new ArrayList<>(queues.subList(0, maxQueues));
       }
-      List<String> keys = new ArrayList<>();
-      keys.add(null);
-      keys.addAll(queues);
+      // every queue counted: the totals are their sums (capped where a summand is); else counted
+      List<String> keys = new ArrayList<>(queues);
+      if (more) {
+        keys.add(null);
+      }
       List<Map<WorkStatus, CappedCount>> counts = countsOf(c, keys, cap);
       Map<String, Map<WorkStatus, CappedCount>> byQueue = new LinkedHashMap<>();
-      for (int i = 0; i < queues.size(); i++) {
-        byQueue.put(queues.get(i), counts.get(i + 1));
+      Map<WorkStatus, CappedCount> totals = new EnumMap<>(WorkStatus.class);
+      for (WorkStatus s : STATUSES) {
+        totals.put(s, new CappedCount(0, false));
       }
-      return new StoreOverview(now, queues, more, counts.get(0), byQueue,
+      for (int i = 0; i < queues.size(); i++) {
+        byQueue.put(queues.get(i), counts.get(i));
+        counts.get(i).forEach((s, n) -> totals.merge(s, n, CappedCount::plus));
+      }
+      return new StoreOverview(now, queues, more, more ? counts.get(queues.size()) : totals, byQueue,
           inFlight(c, listSize),
           page(c, new ItemPageRequest(null, WorkStatus.FAILED, null, null, listSize)).items(),
           scheduled(c, queues, listSize),
@@ -343,8 +350,8 @@ public final class OverviewQueries {
   }
 
   /**
-   * Returns the in-progress items, soonest lease expiry first, at most {@code limit} (the leased
-   * index).
+   * Returns the in-progress items, soonest lease expiry first (ties in no particular order), at
+   * most {@code limit} (the leased index).
    *
    * @param limit most items, at least 1
    * @return the items, as {@link ItemPage#items()} describes them
@@ -355,7 +362,8 @@ public final class OverviewQueries {
   }
 
   private List<WorkItem> inFlight(Connection c, int limit) throws SQLException {
-    return list(c, "status = 'in_progress'", "lease_expires_at, id", limit, ps -> 1);
+    // the leased index's order alone, so that LIMIT stops the scan (a tie-break would sort every lease)
+    return list(c, "status = 'in_progress'", "lease_expires_at", limit, ps -> 1);
   }
 
   /**

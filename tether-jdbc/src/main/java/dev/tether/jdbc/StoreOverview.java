@@ -10,7 +10,9 @@ import java.util.Map;
  * @param now the store's instant of the read
  * @param queues the queues counted, in name order
  * @param moreQueues true when the store holds more queues than were counted
- * @param totals capped counts over every queue, by status
+ * @param totals counts over every queue, by status: the sums of {@code counts} (capped where a
+ *     summand is, so "4,000+" means at least that many) when every queue was counted, else capped
+ *     counts of their own
  * @param counts capped counts of each counted queue, by status
  * @param inFlight in-progress items, soonest lease expiry first
  * @param failed the newest failed items

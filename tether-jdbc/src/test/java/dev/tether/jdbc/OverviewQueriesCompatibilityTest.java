@@ -193,7 +193,12 @@ abstract class OverviewQueriesCompatibilityTest extends StoreTestBase {
     assertThat(v.now()).isEqualTo(clock.instant());
     assertThat(v.queues()).containsExactly("a", "b");
     assertThat(v.moreQueues()).isTrue();
-    assertThat(v.totals()).isEqualTo(o.totals(3));
+    assertThat(v.totals()).isEqualTo(o.totals(3)); // more queues than counted: counted over all
+    StoreOverview all = o.overview(page, 3, 5, 5);
+    assertThat(all.moreQueues()).isFalse();
+    // every queue counted: sums, capped where a queue's count is (a: 3+, b: 2, c: 3 pending)
+    assertThat(all.totals().get(WorkStatus.PENDING)).isEqualTo(new CappedCount(3 + 2 + 3, true));
+    assertThat(all.totals().get(WorkStatus.IN_PROGRESS)).isEqualTo(new CappedCount(1, false));
     assertThat(v.counts()).isEqualTo(o.counts(List.of("a", "b"), 3));
     assertThat(v.counts().get("a").get(WorkStatus.PENDING)).isEqualTo(new CappedCount(3, true));
     assertThat(v.inFlight()).extracting(WorkItem::id).isEqualTo(o.inFlight(5).stream().map(WorkItem::id).toList());
