@@ -159,11 +159,11 @@ public final class OverviewQueries {
       return out;
     }
     StringBuilder sql = new StringBuilder();
-    for (int k = 0; k < queues.size(); k++) {
-      sql.append(k == 0 ? "SELECT " : " UNION ALL SELECT ").append(k).append(" AS k");
-      for (int i = 0; i < STATUSES.length; i++) {
+    for (int row = 0; row < queues.size(); row++) {
+      sql.append(row == 0 ? "SELECT " : " UNION ALL SELECT ").append(row).append(" AS k");
+      for (int alias = 0; alias < STATUSES.length; alias++) {
         sql.append(", (SELECT COUNT(*) FROM (SELECT 1 FROM tether_work_items WHERE ")
-            .append(queues.get(k) != null ? "queue = ? AND " : "").append("status = ? LIMIT ?) c").append(i).append(")");
+            .append(queues.get(row) != null ? "queue = ? AND " : "").append("status = ? LIMIT ?) c").append(alias).append(")");
       }
     }
     try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
@@ -302,10 +302,10 @@ public final class OverviewQueries {
     String before = r.beforeId() != null ? " AND id < ?" : "";
     if (r.queue() != null && r.status() == null) {
       StringBuilder sb = new StringBuilder("SELECT * FROM (");
-      for (int i = 0; i < STATUSES.length; i++) {
-        sb.append(i == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(columns)
+      for (int alias = 0; alias < STATUSES.length; alias++) {
+        sb.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(columns)
             .append(" FROM tether_work_items WHERE queue = ? AND status = ?").append(before)
-            .append(" ORDER BY id DESC LIMIT ?) b").append(i);
+            .append(" ORDER BY id DESC LIMIT ?) b").append(alias);
       }
       return sb.append(") u ORDER BY id DESC LIMIT ?").toString();
     }
@@ -387,10 +387,10 @@ public final class OverviewQueries {
       return List.of();
     }
     StringBuilder sql = new StringBuilder("SELECT * FROM (");
-    for (int i = 0; i < queues.size(); i++) {
-      sql.append(i == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(LIST_COLUMNS)
+    for (int alias = 0; alias < queues.size(); alias++) {
+      sql.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(LIST_COLUMNS)
           .append(" FROM tether_work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE")
-          .append(" ORDER BY available_at, id LIMIT ?) s").append(i);
+          .append(" ORDER BY available_at, id LIMIT ?) s").append(alias);
     }
     sql.append(") u ORDER BY available_at, id LIMIT ?");
     return query(c, sql.toString(), ps -> {
