@@ -75,6 +75,13 @@ final class StatsCommand implements Callable<Integer> {
     Table retries = new Table("DELIVERIES", "FINISHED ITEMS");
     o.get("deliveries_per_finished_item").properties().forEach(e -> retries.row(e.getKey(), e.getValue().asLong()));
     retries.print(out, colour);
+    long gone = 0;
+    for (JsonNode w : o.get("workers")) {
+      gone += w.get("state").asText().equals("gone") ? 1 : 0;
+    }
+    out.println();
+    out.println("workers: " + (o.get("workers").size() - gone) + " alive, " + gone
+        + " gone (tether workers lists them)");
     out.flush();
     return TetherCli.EXIT_OK;
   }

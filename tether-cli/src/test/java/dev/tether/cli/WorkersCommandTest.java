@@ -63,6 +63,7 @@ class WorkersCommandTest {
         assertThat(w.get("last_seen_at").asText()).isNotEmpty();
         Run text = tether("workers");
         assertThat(text.out()).contains("WORKER").contains(worker.workerId()).contains("alive").contains("jobs");
+        assertThat(tether("stats").out()).contains("workers: 1 alive, 0 gone");
         JsonNode stats = tether("stats", "--json").json();
         assertThat(stats.get("workers")).hasSize(1);
         assertThat(stats.get("workers").get(0).get("worker_id").asText()).isEqualTo(worker.workerId());
