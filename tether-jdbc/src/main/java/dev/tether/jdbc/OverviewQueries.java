@@ -94,9 +94,9 @@ public final class OverviewQueries {
     return store.read("listing queues", c -> queues(c, max));
   }
 
-  private static List<String> queues(Connection c, int max) throws SQLException {
+  private List<String> queues(Connection c, int max) throws SQLException {
     List<String> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(
+    try (PreparedStatement ps = prepare(c, 
         "WITH RECURSIVE q(queue) AS (SELECT MIN(queue) FROM tether_work_items"
             + " UNION ALL SELECT (SELECT MIN(t.queue) FROM tether_work_items t WHERE t.queue > q.queue)"
             + " FROM q WHERE q.queue IS NOT NULL)"
@@ -142,7 +142,7 @@ public final class OverviewQueries {
     return store.read("counting items (capped)", c -> counts(c, null, cap));
   }
 
-  private static Map<WorkStatus, CappedCount> counts(Connection c, String queue, int cap) throws SQLException {
+  private Map<WorkStatus, CappedCount> counts(Connection c, String queue, int cap) throws SQLException {
     List<String> one = new ArrayList<>();
     one.add(queue);
     return countsOf(c, one, cap).get(0);
@@ -152,7 +152,7 @@ public final class OverviewQueries {
    * The capped counts of each of {@code queues} (a null element: over every queue), in one
    * statement: one row per element, one scalar subquery per status.
    */
-  private static List<Map<WorkStatus, CappedCount>> countsOf(Connection c, List<String> queues, int cap)
+  private List<Map<WorkStatus, CappedCount>> countsOf(Connection c, List<String> queues, int cap)
       throws SQLException {
     List<Map<WorkStatus, CappedCount>> out = new ArrayList<>();
     if (queues.isEmpty()) {
@@ -166,7 +166,7 @@ public final class OverviewQueries {
             .append(queues.get(row) != null ? "queue = ? AND " : "").append("status = ? LIMIT ?) c").append(alias).append(")");
       }
     }
-    try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+    try (PreparedStatement ps = prepare(c, sql.toString())) {
       int p = 1;
       for (String queue : queues) {
         for (WorkStatus s : STATUSES) {
@@ -280,7 +280,7 @@ public final class OverviewQueries {
     // fewer matches than a page: was the whole window looked at, and did it end the items?
     long seen;
     long lowest;
-    try (PreparedStatement ps = c.prepareStatement(
+    try (PreparedStatement ps = prepare(c, 
         "SELECT COUNT(*), MIN(id) FROM (" + window(r, scan, "id") + ") w")) {
       bindWindow(ps, 1, r, scan);
       try (ResultSet rs = ps.executeQuery()) {
@@ -381,7 +381,10 @@ public final class OverviewQueries {
     return store.read("listing scheduled items", c -> scheduled(c, queues, limit));
   }
 
-  /** One statement: the soonest {@code limit} of each queue (the scheduled index), merged. */
+  /**
+   * One statement: the soonest {@code limit} of each queue in the scheduled index's own order (no
+   * tie-break on id, which would sort every item of a batch delayed to one instant), merged.
+   */
   private List<WorkItem> scheduled(Connection c, List<String> queues, int limit) throws SQLException {
     if (queues.isEmpty()) {
       return List.of();
@@ -390,7 +393,7 @@ public final class OverviewQueries {
     for (int alias = 0; alias < queues.size(); alias++) {
       sql.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(LIST_COLUMNS)
           .append(" FROM tether_work_items WHERE queue = ? AND status = 'pending' AND scheduled = TRUE")
-          .append(" ORDER BY available_at, id LIMIT ?) s").append(alias);
+          .append(" ORDER BY available_at LIMIT ?) s").append(alias);
     }
     sql.append(") u ORDER BY available_at, id LIMIT ?");
     return query(c, sql.toString(), ps -> {
@@ -446,7 +449,7 @@ public final class OverviewQueries {
       boolean finished) throws SQLException {
     int n = 0;
     Instant last = null;
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    try (PreparedStatement ps = prepare(c, sql)) {
       engine.setInstant(ps, 1, from);
       ps.setInt(2, maxRows);
       try (ResultSet rs = ps.executeQuery()) {
@@ -481,7 +484,7 @@ public final class OverviewQueries {
 
   /** The items of a whole query whose every parameter {@code binder} binds. */
   private List<WorkItem> query(Connection c, String sql, Binder binder) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    try (PreparedStatement ps = prepare(c, sql)) {
       binder.bind(ps);
       List<WorkItem> out = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
@@ -495,7 +498,7 @@ public final class OverviewQueries {
 
   private List<WorkItem> list(Connection c, String where, String order, int limit, Binder binder)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
+    try (PreparedStatement ps = prepare(c, 
         "SELECT " + LIST_COLUMNS + " FROM tether_work_items WHERE " + where + " ORDER BY " + order + " LIMIT ?")) {
       int p = binder.bind(ps);
       ps.setInt(p, limit);
@@ -507,6 +510,18 @@ public final class OverviewQueries {
       }
       return out;
     }
+  }
+
+  /** Prepares an ad hoc read, planned with its parameters at every execution. */
+  private PreparedStatement prepare(Connection c, String sql) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql);
+    try {
+      engine.plannedPerExecution(ps);
+    } catch (SQLException | RuntimeException e) {
+      ps.close();
+      throw e;
+    }
+    return ps;
   }
 
   private static void positive(int n, String name) {
