@@ -104,20 +104,36 @@ public final class WorkerRegistration implements AutoCloseable {
     }
   }
 
-  /** Stops refreshing and deletes the row (logged, not thrown, when the store is down). */
+  /**
+   * Stops refreshing and deletes the row, waiting at most {@value #CLOSE_WAIT_MILLIS} ms for the
+   * store: a store that does not answer must not hold up a shutdown (the row then ages out;
+   * logged, not thrown).
+   */
   @Override
   public void close() {
-    thread.shutdownNow();
+    java.util.concurrent.Future<?> delete;
     try {
-      thread.awaitTermination(5, TimeUnit.SECONDS);
+      // on the registry's own thread, after any refresh under way, so that none writes the row again
+      delete = thread.submit(() -> registry.deregister(registration.workerId()));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return; // already closed
+    }
+    thread.shutdown();
+    try {
+      delete.get(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      log.warn("Worker {}: the store did not answer within {} ms to remove its registry row; it ages out",
+          registration.workerId(), CLOSE_WAIT_MILLIS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      log.warn("Worker {}: could not remove its registry row ({}); it ages out", registration.workerId(),
+          e.getCause().toString());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    }
-    try {
-      registry.deregister(registration.workerId());
-    } catch (RuntimeException e) {
-      log.warn("Worker {}: could not remove its registry row ({}); it ages out", registration.workerId(),
-          e.toString());
+    } finally {
+      thread.shutdownNow();
     }
   }
+
+  /** The longest {@link #close} waits for the store: {@value} ms. */
+  static final long CLOSE_WAIT_MILLIS = 1000;
 }
