@@ -424,4 +424,64 @@ class DashboardBrowserIT {
     assertThat(severe).as("browser console errors: %s",
         severe.stream().map(LogEntry::getMessage).collect(Collectors.joining("\n"))).isEmpty();
   }
+
+  @Test
+  void aMillionItemStoreShowsCappedCountsAndPagesWithoutReadingItAll() throws Exception {
+    // one bulk insert (the store's own enqueue would take minutes here): 1,000,000 items in two
+    // queues, 90% completed, 9% pending, 1% failed; the newest has a 66 KB command
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("b.db"));
+        java.sql.Statement st = c.createStatement()) {
+      long now = System.currentTimeMillis();
+      st.executeUpdate("WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < 1000000)"
+          + " INSERT INTO tether_work_items (queue, status, priority, delivery_count, attempts, max_attempts,"
+          + " available_at, input_data, error_message, created_at, completed_at, updated_at, scheduled)"
+          + " SELECT CASE x % 2 WHEN 0 THEN 'bulk' ELSE 'other' END,"
+          + " CASE WHEN x % 100 < 90 THEN 'completed' WHEN x % 100 < 99 THEN 'pending' ELSE 'failed' END, 0,"
+          + " CASE WHEN x % 100 < 90 OR x % 100 = 99 THEN 1 ELSE 0 END,"
+          + " CASE WHEN x % 100 < 90 OR x % 100 = 99 THEN 1 ELSE 0 END, 1, " + now + ","
+          + " CAST('{\"argv\":[\"echo job ' || x || '\"],\"shell\":true}' AS BLOB),"
+          + " CASE WHEN x % 100 = 99 THEN 'failed on attempt 1 of 1: exit status 1' END,"
+          + " " + now + " - (1000000 - x) * 3, CASE WHEN x % 100 < 90 OR x % 100 = 99 THEN " + now
+          + " - (1000000 - x) * 3 END, " + now + ", FALSE FROM g");
+      st.execute("ANALYZE");
+    }
+    long newest = 1_000_000;
+    new LeaseManager(store, "it").enqueue(NewWorkItem.builder("bulk")
+        .input(new CommandSpec(List.of("echo " + "z".repeat(66_000)), true, "output", Map.of()).toJson()).build());
+    long big = newest + 1;
+    Dashboard dashboard = new Dashboard(store, TOKEN, worker, new WorkerMetrics());
+    worker.start(new Worker.Health("127.0.0.1", 0, dashboard.routes()), false);
+    port = worker.healthAddress().orElseThrow().getPort();
+    driver = chromium();
+    org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
+    driver.get("http://127.0.0.1:" + port + "/");
+
+    // counts stop at the cap: 1,000+ in every column past it
+    await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+        .until(() -> driver.findElement(By.cssSelector("#queues tr[data-id='bulk'] td.completed")).getText().equals("1,000+"));
+    assertThat(driver.findElement(By.cssSelector("#queues tr[data-id='bulk'] td.pending")).getText()).isEqualTo("1,000+");
+    assertThat(driver.findElement(By.cssSelector("#queues tr[data-id='other'] td.failed")).getText()).isEqualTo("1,000+");
+    assertThat(driver.findElement(By.cssSelector("#queues tr[data-id='bulk'] td.in_progress")).getText()).isEqualTo("0");
+    // the newest page first, the 66 KB command cut to a line, the page no wider than the window
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> rowIds("items").get(0).equals(Long.toString(big)));
+    assertThat(rowIds("items")).hasSize(20).element(1).isEqualTo(Long.toString(newest));
+    assertThat(((Number) js.executeScript("return document.documentElement.scrollWidth")).intValue())
+        .isLessThanOrEqualTo(((Number) js.executeScript("return window.innerWidth")).intValue());
+    click("#older");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> rowIds("items").get(0).equals(Long.toString(newest - 19)));
+    // a filter deep in the store: failed items of queue 'other', newest first
+    new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("f-queue"))).selectByValue("other");
+    new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("f-status"))).selectByValue("failed");
+    click("#f-apply");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> rowIds("items").get(0).equals("999999") && rowIds("items").size() == 20);
+    assertThat(rowIds("items").get(1)).isEqualTo("999899");
+    // an old item by deep link, loaded fresh
+    driver.get("http://127.0.0.1:" + port + "/#item=3");
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> itemText("item-id").equals("#3") && driver.findElement(By.id("item")).isDisplayed());
+    assertThat(driver.findElement(By.id("item-fields")).getText()).contains("echo job 3");
+  }
 }
