@@ -25,7 +25,8 @@ import picocli.CommandLine.Option;
       "Counts by status and queue, in-flight leases with heartbeat age and time left, and how many"
           + " deliveries finished items needed.",
       "--json: an object whose top-level pending, in_progress, completed, failed are totals over"
-          + " all queues, with per-queue detail in 'queues' (see docs/CLI.md)."
+          + " all queues, with per-queue detail in 'queues', and the fleet in 'workers' (see"
+          + " docs/CLI.md)."
     })
 final class StatsCommand implements Callable<Integer> {
   @Mixin StoreOptions store;
@@ -41,6 +42,7 @@ final class StatsCommand implements Callable<Integer> {
     ObjectNode o;
     try (TetherStore s = store.open(false)) {
       o = Reports.stats(s, new dev.tether.jdbc.QueueMonitor(s).now());
+      o.set("workers", WorkersCommand.json(new dev.tether.jdbc.WorkerRegistry(s).list()));
     }
     if (json) {
       out.println(Json.MAPPER.writeValueAsString(o));
@@ -73,6 +75,13 @@ final class StatsCommand implements Callable<Integer> {
     Table retries = new Table("DELIVERIES", "FINISHED ITEMS");
     o.get("deliveries_per_finished_item").properties().forEach(e -> retries.row(e.getKey(), e.getValue().asLong()));
     retries.print(out, colour);
+    long gone = 0;
+    for (JsonNode w : o.get("workers")) {
+      gone += w.get("state").asText().equals("gone") ? 1 : 0;
+    }
+    out.println();
+    out.println("workers: " + (o.get("workers").size() - gone) + " alive, " + gone
+        + " gone (tether workers lists them)");
     out.flush();
     return TetherCli.EXIT_OK;
   }

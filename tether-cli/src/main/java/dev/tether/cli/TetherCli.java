@@ -37,6 +37,7 @@ import picocli.CommandLine.Command;
       InspectCommand.class,
       LogsCommand.class,
       StatsCommand.class,
+      WorkersCommand.class,
       RequeueCommand.class,
       CancelCommand.class,
       CheckpointCommand.class,
@@ -87,6 +88,12 @@ public final class TetherCli implements Runnable {
     // lines go out as they end (autoflush would flush, and so cut, the line at every print)
     System.setErr(new PrintStream(new MaskingOutputStream(System.err), false, StandardCharsets.UTF_8));
     configureLogging(args);
+    // The JDK's HTTP server (health, /metrics, the dashboard) writes a response's headers and body
+    // in two writes; with Nagle's algorithm on, a client that delays its ACK holds every answer
+    // some 40 ms. Read once, when the server class loads; a -D given on the command line wins.
+    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+      System.setProperty("sun.net.httpserver.nodelay", "true");
+    }
     PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
     PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
     int code = execute(args, out, err);

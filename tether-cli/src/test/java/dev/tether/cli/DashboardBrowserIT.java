@@ -41,8 +41,9 @@ import org.openqa.selenium.logging.LogType;
 /**
  * The dashboard in a real headless Chromium, through the system chromedriver (never a download):
  * no console errors, an in-flight item whose heartbeat age and lease time change, item text shown
- * as text, and requeue refused without the token and done with it. Saves {@code
- * target/dashboard.png}.
+ * as text, requeue refused without the token and done with it, keyset paging, filters, deep links
+ * to an item loaded fresh, the fleet table, and a 66 KB command that never pushes the page off
+ * screen. Saves {@code target/dashboard.png}.
  *
  * <p>Chromium and chromedriver are Debian's ({@code /usr/bin/chromium}, {@code
  * /usr/bin/chromedriver}; other paths with {@code -Dtether.chromium=...} and {@code
@@ -160,7 +161,7 @@ class DashboardBrowserIT {
     WebElement failedRow = driver.findElement(By.cssSelector("#failed tr[data-id='" + failed + "']"));
     assertThat(failedRow.getText()).contains("<b id=injected>boom</b>").contains("<img src=x onerror=window.pwned=1>");
     assertThat(driver.findElements(By.id("injected"))).isEmpty();
-    assertThat(driver.findElements(By.cssSelector("#failed img, #recent img"))).isEmpty();
+    assertThat(driver.findElements(By.cssSelector("#failed img, #items img"))).isEmpty();
     assertThat(((org.openqa.selenium.JavascriptExecutor) driver).executeScript("return window.pwned === undefined")).isEqualTo(true);
 
     // the item's history opens on click
@@ -239,11 +240,11 @@ class DashboardBrowserIT {
     driver.get("http://127.0.0.1:" + port + "/");
     org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
-        .until(() -> !driver.findElements(By.cssSelector("#recent tr[data-id='" + badErr + "']")).isEmpty());
+        .until(() -> !driver.findElements(By.cssSelector("#items tr[data-id='" + badErr + "']")).isEmpty());
 
     // the script tag is shown as text in the recent and failed tables, and never runs
-    assertThat(driver.findElement(By.cssSelector("#recent tr[data-id='" + literal + "']")).getText()).contains(script);
-    assertThat(driver.findElement(By.cssSelector("#recent tr[data-id='" + echoed + "']")).getText()).contains(script);
+    assertThat(driver.findElement(By.cssSelector("#items tr[data-id='" + literal + "']")).getText()).contains(script);
+    assertThat(driver.findElement(By.cssSelector("#items tr[data-id='" + echoed + "']")).getText()).contains(script);
     assertThat(driver.findElement(By.cssSelector("#failed tr[data-id='" + literal + "']")).getText()).contains(script);
     assertThat(driver.findElements(By.tagName("script"))).as("only the page's own script").hasSize(1);
     assertThat(js.executeScript("return window.pwned === undefined")).isEqualTo(true);
@@ -253,11 +254,11 @@ class DashboardBrowserIT {
         .contains("exit status 3").contains("\uFFFD\uFFFDoops");
 
     // item views: stdout with U+FFFD, the echoed script as text
-    click("#recent tr[data-id='" + badOut + "'] a.id");
+    click("#items tr[data-id='" + badOut + "'] a.id");
     await().atMost(Duration.ofSeconds(5)).ignoreExceptions()
         .until(() -> itemText("item-id").equals("#" + badOut) && itemText("item-stdout").contains("abc"));
     assertThat(itemText("item-stdout")).isEqualTo("\uFFFD\uFFFDabc");
-    click("#recent tr[data-id='" + echoed + "'] a.id");
+    click("#items tr[data-id='" + echoed + "'] a.id");
     await().atMost(Duration.ofSeconds(5)).ignoreExceptions()
         .until(() -> itemText("item-id").equals("#" + echoed) && itemText("item-stdout").contains("script"));
     assertThat(itemText("item-stdout")).isEqualTo(script);
@@ -315,5 +316,172 @@ class DashboardBrowserIT {
     assertThat(itemText("item-result")).isEqualTo("no result stored");
     assertThat(itemText("item-stdout")).isEqualTo("connecting 2");
     assertThat(itemText("item-stderr")).isEqualTo("step 2 done");
+  }
+
+  private List<String> rowIds(String table) {
+    return driver.findElements(By.cssSelector("#" + table + " tbody tr[data-id]")).stream()
+        .map(e -> e.getAttribute("data-id")).collect(Collectors.toList());
+  }
+
+  private static List<String> newest(List<Long> ids, int from, int n) {
+    List<Long> sorted = new java.util.ArrayList<>(ids);
+    sorted.sort(java.util.Comparator.reverseOrder());
+    return sorted.subList(from, Math.min(sorted.size(), from + n)).stream().map(String::valueOf)
+        .collect(Collectors.toList());
+  }
+
+  @Test
+  void pagesFiltersDeepLinksTheFleetAndALongCommandThatStaysOnScreen() throws Exception {
+    List<Long> ids = new java.util.ArrayList<>();
+    for (int i = 0; i < 44; i++) {
+      ids.add(enqueue("bulk", "echo bulk " + i, 1));
+    }
+    long needle = enqueue("special", "echo needle-42", 1);
+    ids.add(needle);
+    String huge = "echo " + "y".repeat(66_000);
+    long big = enqueue("bulk", huge, 1);
+    ids.add(big);
+    // a worker registered five minutes ago that never refreshed: gone
+    new dev.tether.jdbc.WorkerRegistry(store, java.time.Clock.offset(java.time.Clock.systemUTC(),
+        Duration.ofMinutes(-5))).register(new dev.tether.jdbc.WorkerInfo.Registration("ghost:1", "ghost-host", 1,
+            "0.0.1", List.of("bulk"), 1, 1), Duration.ofSeconds(10));
+    Dashboard dashboard = new Dashboard(store, TOKEN, worker, new WorkerMetrics());
+    worker.start(new Worker.Health("127.0.0.1", 0, dashboard.routes()), false);
+    port = worker.healthAddress().orElseThrow().getPort();
+    String base = "http://127.0.0.1:" + port + "/";
+    driver = chromium();
+    org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
+
+    // a deep link loaded fresh opens the item: ?item=ID, then #item=ID
+    driver.get(base + "?item=" + needle);
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> driver.findElement(By.id("item")).isDisplayed() && itemText("item-id").equals("#" + needle));
+    assertThat(driver.findElement(By.id("item-fields")).getText()).contains("echo needle-42").contains("special");
+    driver.get("about:blank");
+    driver.get(base + "#item=" + big);
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> driver.findElement(By.id("item")).isDisplayed() && itemText("item-id").equals("#" + big));
+    // the 66 KB command is in the item view, wrapped in a box of its own: nothing is wider than the window
+    WebElement command = driver.findElement(By.cssSelector("#item-fields tr[data-id='command'] .long"));
+    assertThat(((Number) js.executeScript("return arguments[0].textContent.length", command)).intValue())
+        .isGreaterThan(66_000);
+    assertThat(command.getSize().getHeight()).isLessThan(400);
+    assertThat(((Number) js.executeScript("return document.documentElement.scrollWidth")).intValue())
+        .isLessThanOrEqualTo(((Number) js.executeScript("return window.innerWidth")).intValue());
+
+    // the fleet: this process's worker alive, the silent one gone
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> rowIds("workers").containsAll(List.of(worker.workerId(), "ghost:1")));
+    assertThat(driver.findElement(By.cssSelector("#workers tr[data-id='" + worker.workerId() + "'] td.state")).getText())
+        .isEqualTo("alive");
+    assertThat(driver.findElement(By.cssSelector("#workers tr[data-id='ghost:1'] td.state")).getText())
+        .isEqualTo("gone");
+    assertThat(driver.findElement(By.cssSelector("#workers tr[data-id='" + worker.workerId() + "']")).getText())
+        .contains("web").contains(Long.toString(ProcessHandle.current().pid()));
+
+    // keyset paging: 46 items, 20 a page, newest first; the long command is cut in the list
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> rowIds("items").equals(newest(ids, 0, 20)));
+    String bigRow = driver.findElement(By.cssSelector("#items tr[data-id='" + big + "'] td.cmd")).getText();
+    assertThat(bigRow.length()).isLessThan(200);
+    assertThat(bigRow).startsWith("echo yyyy");
+    assertThat(((Number) js.executeScript("return document.documentElement.scrollWidth")).intValue())
+        .isLessThanOrEqualTo(((Number) js.executeScript("return window.innerWidth")).intValue());
+    click("#older");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> rowIds("items").equals(newest(ids, 20, 20)));
+    assertThat(itemText("page-info")).isEqualTo("page 2");
+    click("#older");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> rowIds("items").equals(newest(ids, 40, 20)));
+    assertThat(driver.findElement(By.id("older")).isEnabled()).isFalse();
+    click("#newer");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> rowIds("items").equals(newest(ids, 20, 20)));
+
+    // filters: a queue, then a text in the command; each starts again at page 1
+    new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("f-queue"))).selectByValue("special");
+    click("#f-apply");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> rowIds("items").equals(List.of(Long.toString(needle))));
+    assertThat(itemText("page-info")).isEqualTo("page 1");
+    click("#f-clear");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> rowIds("items").equals(newest(ids, 0, 20)));
+    driver.findElement(By.id("f-text")).sendKeys("bulk 7");
+    click("#f-apply");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> rowIds("items").equals(List.of(Long.toString(ids.get(7)))));
+
+    // the queue counts and the throughput chart are there
+    assertThat(driver.findElement(By.cssSelector("#queues tr[data-id='bulk']")).getText()).contains("45");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> !driver.findElements(By.cssSelector("#chart svg polyline.series-completed")).isEmpty());
+
+    File shot = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE);
+    Path target = Path.of(System.getProperty("tether.screenshot.fleet", "target/dashboard-fleet.png"));
+    Files.createDirectories(target.toAbsolutePath().getParent());
+    Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
+    List<LogEntry> severe =
+        driver.manage().logs().get(LogType.BROWSER).getAll().stream()
+            .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
+            .collect(Collectors.toList());
+    assertThat(severe).as("browser console errors: %s",
+        severe.stream().map(LogEntry::getMessage).collect(Collectors.joining("\n"))).isEmpty();
+  }
+
+  @Test
+  void aMillionItemStoreShowsCappedCountsAndPagesWithoutReadingItAll() throws Exception {
+    // one bulk insert (the store's own enqueue would take minutes here): 1,000,000 items in two
+    // queues, 90% completed, 9% pending, 1% failed; the newest has a 66 KB command
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("b.db"));
+        java.sql.Statement st = c.createStatement()) {
+      long now = System.currentTimeMillis();
+      st.executeUpdate("WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < 1000000)"
+          + " INSERT INTO tether_work_items (queue, status, priority, delivery_count, attempts, max_attempts,"
+          + " available_at, input_data, error_message, created_at, completed_at, updated_at, scheduled)"
+          + " SELECT CASE x % 2 WHEN 0 THEN 'bulk' ELSE 'other' END,"
+          + " CASE WHEN x % 100 < 90 THEN 'completed' WHEN x % 100 < 99 THEN 'pending' ELSE 'failed' END, 0,"
+          + " CASE WHEN x % 100 < 90 OR x % 100 = 99 THEN 1 ELSE 0 END,"
+          + " CASE WHEN x % 100 < 90 OR x % 100 = 99 THEN 1 ELSE 0 END, 1, " + now + ","
+          + " CAST('{\"argv\":[\"echo job ' || x || '\"],\"shell\":true}' AS BLOB),"
+          + " CASE WHEN x % 100 = 99 THEN 'failed on attempt 1 of 1: exit status 1' END,"
+          + " " + now + " - (1000000 - x) * 3, CASE WHEN x % 100 < 90 OR x % 100 = 99 THEN " + now
+          + " - (1000000 - x) * 3 END, " + now + ", FALSE FROM g");
+      st.execute("ANALYZE");
+    }
+    long newest = 1_000_000;
+    new LeaseManager(store, "it").enqueue(NewWorkItem.builder("bulk")
+        .input(new CommandSpec(List.of("echo " + "z".repeat(66_000)), true, "output", Map.of()).toJson()).build());
+    long big = newest + 1;
+    Dashboard dashboard = new Dashboard(store, TOKEN, worker, new WorkerMetrics());
+    worker.start(new Worker.Health("127.0.0.1", 0, dashboard.routes()), false);
+    port = worker.healthAddress().orElseThrow().getPort();
+    driver = chromium();
+    org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
+    driver.get("http://127.0.0.1:" + port + "/");
+
+    // counts stop at the cap: 1,000+ in every column past it
+    await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+        .until(() -> driver.findElement(By.cssSelector("#queues tr[data-id='bulk'] td.completed")).getText().equals("1,000+"));
+    assertThat(driver.findElement(By.cssSelector("#queues tr[data-id='bulk'] td.pending")).getText()).isEqualTo("1,000+");
+    assertThat(driver.findElement(By.cssSelector("#queues tr[data-id='other'] td.failed")).getText()).isEqualTo("1,000+");
+    assertThat(driver.findElement(By.cssSelector("#queues tr[data-id='bulk'] td.in_progress")).getText()).isEqualTo("0");
+    // the newest page first, the 66 KB command cut to a line, the page no wider than the window
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> rowIds("items").get(0).equals(Long.toString(big)));
+    assertThat(rowIds("items")).hasSize(20).element(1).isEqualTo(Long.toString(newest));
+    assertThat(((Number) js.executeScript("return document.documentElement.scrollWidth")).intValue())
+        .isLessThanOrEqualTo(((Number) js.executeScript("return window.innerWidth")).intValue());
+    click("#older");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> rowIds("items").get(0).equals(Long.toString(newest - 19)));
+    // a filter deep in the store: failed items of queue 'other', newest first
+    new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("f-queue"))).selectByValue("other");
+    new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("f-status"))).selectByValue("failed");
+    click("#f-apply");
+    await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+        .until(() -> rowIds("items").get(0).equals("999999") && rowIds("items").size() == 20);
+    assertThat(rowIds("items").get(1)).isEqualTo("999899");
+    // an old item by deep link, loaded fresh
+    driver.get("http://127.0.0.1:" + port + "/#item=3");
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> itemText("item-id").equals("#3") && driver.findElement(By.id("item")).isDisplayed());
+    assertThat(driver.findElement(By.id("item-fields")).getText()).contains("echo job 3");
   }
 }

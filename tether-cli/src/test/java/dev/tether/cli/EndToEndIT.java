@@ -181,7 +181,7 @@ class EndToEndIT {
     try {
       await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(s) > 0);
       String state = httpGet("http://127.0.0.1:" + portFrom(s) + "/api/state");
-      assertThat(state).startsWith("200").contains("\"pending\":1").contains("\"q1\"");
+      assertThat(state).startsWith("200").contains("\"pending\":{\"n\":1,").contains("\"queue\":\"q1\"");
     } finally {
       JarRunner.term(s);
       assertThat(s.waitFor(20)).isZero();

@@ -25,7 +25,8 @@ class ReadOnlyPostgresIT {
     try (PostgresTestSchema schema = new PostgresTestSchema("tether_ro_")) {
       JarRunner t = new JarRunner(dir, schema.url());
       String[][] commands = {
-        {"ls"}, {"inspect", "1"}, {"stats"}, {"logs", "1"}, {"ls", "--json"}, {"stats", "--json"}
+        {"ls"}, {"inspect", "1"}, {"stats"}, {"logs", "1"}, {"ls", "--json"}, {"stats", "--json"},
+        {"workers"}, {"workers", "--json"}
       };
       for (String[] args : commands) {
         JarRunner.Proc p = t.start(args);

@@ -255,6 +255,16 @@ final class PostgresEngine implements StoreEngine {
 
   /** SQLState 42P01: undefined_table. */
   @Override
+  public void plannedPerExecution(PreparedStatement ps) throws SQLException {
+    ps.unwrap(org.postgresql.PGStatement.class).setPrepareThreshold(0);
+  }
+
+  @Override
+  public String bytesContain(String column) {
+    return "position(? in " + column + ") > 0";
+  }
+
+  @Override
   public boolean isUndefinedTable(SQLException e) {
     return "42P01".equals(e.getSQLState());
   }

@@ -227,6 +227,16 @@ final class SqliteEngine implements StoreEngine {
 
   /** SQLite reports a missing table as SQLITE_ERROR with "no such table". */
   @Override
+  public void plannedPerExecution(PreparedStatement ps) throws SQLException {
+    // SQLite plans every statement when it is prepared; nothing to do
+  }
+
+  @Override
+  public String bytesContain(String column) {
+    return "instr(" + column + ", ?) > 0";
+  }
+
+  @Override
   public boolean isUndefinedTable(SQLException e) {
     return String.valueOf(e.getMessage()).contains("no such table");
   }

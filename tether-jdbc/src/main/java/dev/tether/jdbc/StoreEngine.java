@@ -239,6 +239,19 @@ interface StoreEngine {
 
   // ------------------------------------------------------------------ SQL that differs
 
+  /**
+   * Marks a statement to be planned with its actual parameters at every execution (PostgreSQL: no
+   * server-side prepared statement, whose generic plan may not know that a status is rare or
+   * a limit small); nothing on SQLite. For ad hoc reads such as a dashboard's.
+   */
+  void plannedPerExecution(PreparedStatement ps) throws SQLException;
+
+  /**
+   * A condition that is true when the bytes of {@code column} (a BLOB / bytea) contain the bytes
+   * bound to its one parameter (with {@link #setBytes}); case-sensitive, a plain byte match.
+   */
+  String bytesContain(String column);
+
   /** Appended to a pick to lock its rows, skipping rows other transactions hold; possibly empty. */
   String skipLocked();
 

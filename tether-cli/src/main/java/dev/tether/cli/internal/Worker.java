@@ -218,6 +218,8 @@ public final class Worker implements AutoCloseable {
   private Thread groupThread; // guarded by lifecycle
   private final AtomicReference<RuntimeException> groupFailure = new AtomicReference<>();
   private volatile boolean startReturned;
+  private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
+  private dev.tether.jdbc.WorkerRegistration registration; // guarded by lifecycle; null: not registered
 
   /**
    * Creates a worker.
@@ -444,6 +446,7 @@ public final class Worker implements AutoCloseable {
       throw groupFailure.get();
     }
     sweep.start();
+    register();
     log.info("Worker {} started: {}", workerId, config);
   }
 
@@ -510,6 +513,14 @@ public final class Worker implements AutoCloseable {
     }
     sweep.stop();
     probes.shutdownNow();
+    dev.tether.jdbc.WorkerRegistration r;
+    synchronized (lifecycle) {
+      r = registration;
+      registration = null;
+    }
+    if (r != null) {
+      r.close(); // a clean stop leaves the fleet at once
+    }
     log.info("Worker {} stopped{}", workerId, all ? "" : " (some loops did not finish in time)");
     return all;
   }
@@ -582,10 +593,69 @@ public final class Worker implements AutoCloseable {
     }
   }
 
+  /**
+   * Puts this process in the store's fleet registry ({@code tether workers}, the dashboard),
+   * refreshed every {@link dev.tether.jdbc.WorkerRegistration#DEFAULT_INTERVAL} on a thread of
+   * its own with the count of commands running. A worker whose store refuses the row still runs
+   * (logged): the registry is for operators, not for the work.
+   */
+  private void register() {
+    try {
+      dev.tether.jdbc.WorkerRegistration r = dev.tether.jdbc.WorkerRegistration.start(
+          new dev.tether.jdbc.WorkerRegistry(store),
+          dev.tether.jdbc.WorkerInfo.Registration.ofThisProcess(workerId, version(), List.of(config.queue()),
+              config.concurrency(), config.concurrency()),
+          dev.tether.jdbc.WorkerRegistration.DEFAULT_INTERVAL, running::get);
+      synchronized (lifecycle) {
+        registration = r;
+      }
+    } catch (RuntimeException e) {
+      log.warn("Worker {}: could not register in the store's worker registry ({}); it runs, but"
+          + " `tether workers` and the dashboard will not list it", workerId, e.toString());
+    }
+  }
+
+  /**
+   * Returns the version of this build ({@code version.properties} written by Maven), or {@code
+   * unknown}.
+   *
+   * @return the version
+   */
+  public static String version() {
+    java.util.Properties p = new java.util.Properties();
+    try (java.io.InputStream in = Worker.class.getResourceAsStream("/dev/tether/cli/version.properties")) {
+      if (in != null) {
+        p.load(new java.io.InputStreamReader(in, java.nio.charset.StandardCharsets.UTF_8));
+      }
+    } catch (java.io.IOException e) {
+      return "unknown";
+    }
+    String v = p.getProperty("version", "").strip();
+    return v.isEmpty() || v.contains("${") ? "unknown" : v;
+  }
+
+  /**
+   * Returns how many commands run now.
+   *
+   * @return the count
+   */
+  public int running() {
+    return running.get();
+  }
+
   /** Runs one item's command. */
   private final class CommandHandler implements Handler<String, String> {
     @Override
     public String handle(String request, WorkContext context) throws Exception {
+      running.incrementAndGet();
+      try {
+        return run(request, context);
+      } finally {
+        running.decrementAndGet();
+      }
+    }
+
+    private String run(String request, WorkContext context) throws Exception {
       String id = context.messageId().orElse("?");
       CommandSpec spec;
       try {
