@@ -37,11 +37,18 @@ class TetherShutdownTest {
     @Override
     public String handle(String millis, WorkContext context) throws Exception {
       started.countDown();
-      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(millis));
+      // "until-shutdown": runs until the shutdown request, then finishes 300 ms of work (so the
+      // request is seen however slowly the machine gets to closing the context); else millis
+      boolean untilShutdown = millis.equals("until-shutdown");
+      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
+          untilShutdown ? TimeUnit.MINUTES.toMillis(5) : Long.parseLong(millis));
       while (System.nanoTime() - end < 0) {
         context.beat();
-        if (context.isShutdownRequested()) {
+        if (context.isShutdownRequested() && !sawShutdownRequest) {
           sawShutdownRequest = true;
+          if (untilShutdown) {
+            end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+          }
         }
         try {
           Thread.sleep(20);
@@ -81,7 +88,7 @@ class TetherShutdownTest {
     Slow[] slow = new Slow[1];
     runner(file).withPropertyValues("tether.worker.shutdown-timeout=30s").run(context -> {
       slow[0] = context.getBean(Slow.class);
-      id[0] = context.getBean(TetherQueues.class).send("slow", "1500");
+      id[0] = context.getBean(TetherQueues.class).send("slow", "until-shutdown");
       assertThat(slow[0].started.await(30, TimeUnit.SECONDS)).isTrue();
       context.close(); // returns once the loops have drained
     });
