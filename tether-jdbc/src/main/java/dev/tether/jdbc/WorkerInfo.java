@@ -15,7 +15,8 @@ import java.util.Objects;
  * @param queues the queues its loops serve
  * @param loops how many loops it runs
  * @param concurrency how many items it runs at once at most
- * @param inFlight how many items it was running at its last refresh
+ * @param inFlight the leases its loops hold now (as holder {@code workerId} or {@code workerId/...}),
+ *     else, when none does, how many items it said it was running at its last refresh
  * @param refreshInterval how often it refreshes its row
  * @param startedAt when it registered (the store's clock)
  * @param lastSeenAt its last refresh (the store's clock)

@@ -9,7 +9,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -159,6 +161,17 @@ public final class WorkerRegistry {
   /** The rows, aged at {@code now}, on the caller's connection. */
   List<WorkerInfo> list(Connection c, StoreEngine engine, Instant now) throws SQLException {
     List<WorkerInfo> out = new ArrayList<>();
+    // Leases held now, by holder: a row's in_flight is as of its last refresh (up to one
+    // interval old), so a worker whose loops hold leases as "workerId" or "workerId/..." shows
+    // those instead. One row per holder (loop), read through the in-progress partial index.
+    Map<String, Integer> leasesByHolder = new HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement("SELECT lease_holder, COUNT(*) FROM tether_work_items"
+            + " WHERE status = 'in_progress' AND lease_holder IS NOT NULL GROUP BY lease_holder");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        leasesByHolder.put(rs.getString(1), rs.getInt(2));
+      }
+    }
     try (PreparedStatement ps = c.prepareStatement("SELECT * FROM tether_workers ORDER BY worker_id");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
@@ -169,14 +182,28 @@ public final class WorkerRegistry {
           since = Duration.ZERO;
         }
         String queues = rs.getString("queues");
-        out.add(new WorkerInfo(rs.getString("worker_id"), rs.getString("host"), rs.getLong("pid"),
+        String id = rs.getString("worker_id");
+        int leased = leasesHeldBy(id, leasesByHolder);
+        out.add(new WorkerInfo(id, rs.getString("host"), rs.getLong("pid"),
             rs.getString("version"), queues.isEmpty() ? List.of() : Arrays.asList(queues.split(",")),
-            rs.getInt("loops"), rs.getInt("concurrency"), rs.getInt("in_flight"), refresh,
+            rs.getInt("loops"), rs.getInt("concurrency"), leased > 0 ? leased : rs.getInt("in_flight"), refresh,
             engine.getInstant(rs, "started_at"), seen, since,
             since.compareTo(refresh.multipliedBy(GONE_AFTER_REFRESHES)) > 0));
       }
     }
     out.sort((a, b) -> a.gone() != b.gone() ? (a.gone() ? 1 : -1) : a.workerId().compareTo(b.workerId()));
     return out;
+  }
+
+  /** The leases held by {@code workerId} itself or by its loops, named {@code workerId/...}. */
+  static int leasesHeldBy(String workerId, Map<String, Integer> leasesByHolder) {
+    int n = 0;
+    String prefix = workerId + "/";
+    for (Map.Entry<String, Integer> e : leasesByHolder.entrySet()) {
+      if (e.getKey().equals(workerId) || e.getKey().startsWith(prefix)) {
+        n += e.getValue();
+      }
+    }
+    return n;
   }
 }

@@ -37,6 +37,29 @@ abstract class WorkerRegistryCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void inFlightIsTheLeasesItsLoopsHoldNowElseWhatItLastSaid() {
+    WorkerRegistry r = new WorkerRegistry(store);
+    r.register(reg("vm:7"), EVERY);
+    r.register(reg("vm:70"), EVERY); // a prefix of the other's id, not one of its loops
+    LeaseManager loop0 = new LeaseManager(store, "vm:7/w0");
+    LeaseManager loop1 = new LeaseManager(store, "vm:7/w1");
+    for (int i = 0; i < 3; i++) {
+      loop0.enqueue(NewWorkItem.of("a", "x" + i));
+    }
+    // registered with 0 in flight, and no refresh since: the leases show at once
+    loop0.acquire("a", Duration.ofMinutes(1)).orElseThrow();
+    Lease second = loop1.acquire("a", Duration.ofMinutes(1)).orElseThrow();
+    assertThat(r.list()).extracting(WorkerInfo::workerId, WorkerInfo::inFlight)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple("vm:7", 2),
+            org.assertj.core.groups.Tuple.tuple("vm:70", 0));
+    loop1.complete(second.itemId(), second.token(), "done".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(r.list().get(0).inFlight()).isEqualTo(1);
+    // a worker whose loops lease under other names: what it said at its last refresh
+    r.refresh("vm:70", 4);
+    assertThat(r.list().get(1).inFlight()).isEqualTo(4);
+  }
+
+  @Test
   void aSilentWorkerIsGoneAfterThreeIntervalsAndPrunedAfterTheGivenTime() {
     WorkerRegistry r = new WorkerRegistry(store);
     r.register(reg("dead"), EVERY);
