@@ -741,7 +741,8 @@ public final class FleetBench {
         rows.add(idleRun(e, r));
       }
     }
-    printRows("idle: K'=" + opt("k", 16) + " x C=" + opt("c", 8) + ", pool " + opt("pool", 2) + " each; "
+    printRows("idle: K'=" + opt("k", 16) + " x C=" + opt("c", 8) + ", pool " + opt("pool", 2) + " each; wake/quiet: in the first "
+        + opt("burstMs", 250) + " ms after one enqueue / of a quiet second; acq1s/quiet1s: in the whole second; "
         + WORK.describe(), rows, engines, "xact/s/p", "scans/s/p", "wakeProc", "wakeAcq");
   }
 
@@ -773,27 +774,41 @@ public final class FleetBench {
     return (acquire ? "ACQ " : "") + q.substring(0, Math.min(48, q.length()));
   }
 
+  /** A statement seen in pg_stat_activity: when it started (after the window's start), by whom, its kind. */
+  record Seen(double offsetMs, String app, String kind) {
+    boolean acquisition() {
+      return kind.startsWith("ACQ ");
+    }
+  }
+
   /**
    * Watches pg_stat_activity for {@code millis}: every statement started in the window (a
-   * backend's query_start that moved), by kind and by process. Sampling every few milliseconds
-   * misses a backend's statement only when it runs two within one sample.
+   * backend's query_start that moved). Sampling every few milliseconds misses a backend's
+   * statement only when it runs two within one sample.
    */
-  private static Map<String, Set<String>> watch(Connection pg, long fromMicros, long millis,
-      Map<String, Integer> kinds) throws Exception {
-    Map<String, Set<String>> procsByKind = new TreeMap<>();
+  private static List<Seen> watch(Connection pg, long fromMicros, long millis) throws Exception {
+    List<Seen> out = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
     while (System.nanoTime() < end) {
       for (Activity a : activity(pg)) {
         if (a.startMicros() >= fromMicros && seen.add(a.pid() + "@" + a.startMicros())) {
-          String kd = kind(a.query());
-          kinds.merge(kd, 1, Integer::sum);
-          procsByKind.computeIfAbsent(kd, x -> new HashSet<>()).add(a.app());
+          out.add(new Seen((a.startMicros() - fromMicros) / 1000.0, a.app(), kind(a.query())));
         }
       }
       Thread.sleep(5);
     }
-    return procsByKind;
+    return out;
+  }
+
+  /** Acquisitions started within {@code ms} of the window's start. */
+  static long acquisitions(List<Seen> seen, double ms) {
+    return seen.stream().filter(x -> x.acquisition() && x.offsetMs() < ms).count();
+  }
+
+  /** Processes that ran an acquisition within {@code ms} of the window's start. */
+  static long processes(List<Seen> seen, double ms) {
+    return seen.stream().filter(x -> x.acquisition() && x.offsetMs() < ms).map(Seen::app).distinct().count();
   }
 
   private static Row idleRun(String engine, int round) throws Exception {
@@ -819,25 +834,30 @@ public final class FleetBench {
       row.v.put("conns", (double) s1.apps.size());
       // statements in a quiet window, then around one enqueue, repeated
       int wakes = opt("wakes", 5);
+      double burst = opt("burstMs", 250);
       double quietAcq = 0;
       double quietProc = 0;
+      double quietAcq1s = 0;
       double wakeAcq = 0;
       double wakeProc = 0;
+      double wakeAcq1s = 0;
       List<Double> lat = new ArrayList<>();
       Map<String, Integer> wakeKinds = new TreeMap<>();
       for (int i = 0; i < wakes; i++) {
-        Map<String, Integer> qk = new TreeMap<>();
-        Map<String, Set<String>> quiet = watch(pg, FleetChild.nowMicros(), 1000, qk);
-        quietAcq += acq(qk);
-        quietProc += procs(quiet, true);
-        Map<String, Integer> wk = new TreeMap<>();
+        List<Seen> quiet = watch(pg, FleetChild.nowMicros(), 1000);
+        quietAcq += acquisitions(quiet, burst);
+        quietProc += processes(quiet, burst);
+        quietAcq1s += acquisitions(quiet, 1000);
         long at = FleetChild.nowMicros();
         String key = "e" + i;
         producer.one(key + ":0", false);
-        Map<String, Set<String>> woke = watch(pg, at, 1000, wk);
-        wakeAcq += acq(wk);
-        wakeProc += procs(woke, true);
-        wk.forEach((kd, n) -> wakeKinds.merge(kd, n, Integer::sum));
+        List<Seen> woke = watch(pg, at, 1000);
+        wakeAcq += acquisitions(woke, burst);
+        wakeProc += processes(woke, burst);
+        wakeAcq1s += acquisitions(woke, 1000);
+        for (Seen x : woke) {
+          wakeKinds.merge(x.kind(), 1, Integer::sum);
+        }
         await("item " + key + " started", Duration.ofSeconds(30),
             () -> fleet.count(Kind.START, key, 0, Long.MAX_VALUE) > 0);
         for (Event ev : fleet.events) {
@@ -847,30 +867,20 @@ public final class FleetBench {
         }
         Thread.sleep(2000);
       }
-      row.v.put("quietAcq", quietAcq / wakes);
-      row.v.put("quietProc", quietProc / wakes);
+      // per enqueue: acquisitions and processes in the first burstMs after it, and in the same
+      // length of a quiet window (the idle polling any window has); and over the whole second
       row.v.put("wakeAcq", wakeAcq / wakes);
+      row.v.put("quietAcq", quietAcq / wakes);
       row.v.put("wakeProc", wakeProc / wakes);
+      row.v.put("quietProc", quietProc / wakes);
+      row.v.put("acq1s", wakeAcq1s / wakes);
+      row.v.put("quiet1s", quietAcq1s / wakes);
       row.v.put("startMs", percentiles(lat)[0]);
       System.out.println("  statements in the second after an enqueue, by kind (sum over " + wakes + " enqueues):");
       wakeKinds.forEach((kd, n) -> System.out.println("    " + n + "  " + kd));
     }
     System.out.println("  " + row.who + " " + row.v + " load " + load());
     return row;
-  }
-
-  private static int acq(Map<String, Integer> kinds) {
-    return kinds.entrySet().stream().filter(e -> e.getKey().startsWith("ACQ ")).mapToInt(Map.Entry::getValue).sum();
-  }
-
-  private static int procs(Map<String, Set<String>> byKind, boolean acquisitionsOnly) {
-    Set<String> p = new HashSet<>();
-    byKind.forEach((kd, s) -> {
-      if (!acquisitionsOnly || kd.startsWith("ACQ ")) {
-        p.addAll(s);
-      }
-    });
-    return p.size();
   }
 
   // ------------------------------------------------------------------ soak
