@@ -231,6 +231,11 @@ public final class FleetBench {
       this.pool = pool;
       this.db = new Db();
       System.out.println("  " + engine + " fleet on database " + db.name + " (" + profile.name() + ")");
+      try (Connection c0 = db.connect(); Statement st = c0.createStatement()) {
+        st.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect");
+      } catch (SQLException e) {
+        System.out.println("  pg_walinspect not available (" + e.getMessage() + "): no WAL bytes of this database alone");
+      }
       this.logDir = Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir"), "tether-fleet", db.name));
       if (engine.equals("dbs")) {
         HikariConfig hc = new HikariConfig();
@@ -427,6 +432,7 @@ public final class FleetBench {
     long updated;
     long deleted;
     double walBytes;
+    String lsn;
     final Map<String, long[]> tables = new TreeMap<>(); // ins, upd, hot, del, scans, live, dead, bytes
     final Map<Integer, Long> cpuTicks = new HashMap<>();
     final Map<Integer, String> apps = new HashMap<>();
@@ -435,9 +441,10 @@ public final class FleetBench {
       PgSnap s = new PgSnap();
       try (Statement st = c.createStatement()) {
         try (ResultSet rs = st.executeQuery("SELECT xact_commit + xact_rollback, tup_inserted, tup_updated,"
-            + " tup_deleted, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') FROM pg_stat_database"
-            + " WHERE datname = current_database()")) {
+            + " tup_deleted, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0'), pg_current_wal_lsn()::text"
+            + " FROM pg_stat_database WHERE datname = current_database()")) {
           rs.next();
+          s.lsn = rs.getString(6);
           s.xacts = rs.getLong(1);
           s.inserted = rs.getLong(2);
           s.updated = rs.getLong(3);
@@ -483,6 +490,34 @@ public final class FleetBench {
     long table(String name, int field) {
       long[] v = tables.get(name);
       return v == null ? 0 : v[field];
+    }
+
+    /**
+     * The WAL bytes between {@code a} and this that belong to this database: records that touch
+     * its blocks, and the commit records of the transactions that wrote them (pg_walinspect reads
+     * them back from the WAL files; NaN when it cannot, e.g. a checkpoint recycled the files).
+     * The whole server's WAL ({@link #walBytes}) also counts every other database's.
+     */
+    double ownWalBytesSince(Connection c, PgSnap a) {
+      try (java.sql.PreparedStatement ps = c.prepareStatement(
+          "WITH r AS (SELECT xid, resource_manager, record_length, block_ref"
+              + " FROM pg_get_wal_records_info(?::pg_lsn, ?::pg_lsn)),"
+              + " d AS (SELECT '%/' || oid || '/%' AS pat FROM pg_database WHERE datname = current_database()),"
+              + " mine AS (SELECT r.* FROM r, d WHERE r.block_ref LIKE d.pat),"
+              + " x AS (SELECT DISTINCT xid FROM mine WHERE xid <> '0')"
+              + " SELECT (SELECT coalesce(sum(record_length), 0) FROM mine)"
+              + " + (SELECT coalesce(sum(record_length), 0) FROM r WHERE resource_manager = 'Transaction'"
+              + " AND xid IN (SELECT xid FROM x))")) {
+        ps.setString(1, a.lsn);
+        ps.setString(2, lsn);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getDouble(1);
+        }
+      } catch (SQLException e) {
+        System.out.println("  WAL of this database not read: " + e.getMessage());
+        return Double.NaN;
+      }
     }
 
     /** Backends' CPU between {@code a} and this, in percent of one core. */
@@ -624,7 +659,8 @@ public final class FleetBench {
       row.v.put("tblIns/s", tIns / secs);
       row.v.put("del/s", (s1.deleted - s0.deleted) / secs);
       row.v.put("scans/s", (s1.table(main, 4) - s0.table(main, 4)) / secs);
-      row.v.put("walKB/s", (s1.walBytes - s0.walBytes) / 1024 / secs);
+      row.v.put("walKB/s", s1.ownWalBytesSince(pg, s0) / 1024 / secs);
+      row.v.put("srvWalKB/s", (s1.walBytes - s0.walBytes) / 1024 / secs);
       row.v.put("pgCPU%", s1.cpuPercentSince(s0));
       double done = fleet.count(Kind.DONE, "q", t0, t1);
       row.v.put("jobs/s", done / secs);
@@ -830,6 +866,7 @@ public final class FleetBench {
       row.v.put("xact/s", (s1.xacts - s0.xacts) / secs);
       row.v.put("xact/s/p", (s1.xacts - s0.xacts) / secs / k);
       row.v.put("scans/s/p", (s1.table(main, 4) - s0.table(main, 4)) / secs / k);
+      row.v.put("walKB/s", s1.ownWalBytesSince(pg, s0) / 1024 / secs);
       row.v.put("pgCPU%", s1.cpuPercentSince(s0));
       row.v.put("conns", (double) s1.apps.size());
       // statements in a quiet window, then around one enqueue, repeated
