@@ -801,12 +801,13 @@ public final class FleetBench {
   /**
    * A statement's kind: its first words, marked {@code ACQ} when it takes items: db-scheduler's
    * lock-and-fetch ({@code SKIP LOCKED}), Tether's one-statement acquisition (its text starts
-   * {@code WITH t AS}; pg_stat_activity cuts it at 1 kB, before its {@code SKIP LOCKED}).
+   * {@code WITH t AS} and has a {@code pick} step; pg_stat_activity cuts it at 1 kB, before its
+   * {@code SKIP LOCKED}; Tether's single enqueue starts {@code WITH t AS} too, without one).
    */
   static String kind(String query) {
     String q = query.replaceAll("\\s+", " ").trim();
     boolean acquire = (q.contains("SKIP LOCKED") && !q.contains("scheduled = FALSE"))
-        || (q.startsWith("WITH t AS") && q.contains("tether_work_items"));
+        || (q.startsWith("WITH t AS") && q.contains(" pick AS ("));
     return (acquire ? "ACQ " : "") + q.substring(0, Math.min(48, q.length()));
   }
 
