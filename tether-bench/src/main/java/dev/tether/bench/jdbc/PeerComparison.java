@@ -462,7 +462,7 @@ public final class PeerComparison {
 
   // ------------------------------------------------------------------ db-scheduler
 
-  private static void createDbSchedulerTable(DataSource ds, boolean sqlite) throws Exception {
+  static void createDbSchedulerTable(DataSource ds, boolean sqlite) throws Exception {
     try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
       if (sqlite) {
         st.execute("CREATE TABLE scheduled_tasks (task_name varchar(100), task_instance varchar(100),"
