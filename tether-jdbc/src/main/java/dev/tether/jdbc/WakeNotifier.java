@@ -150,6 +150,9 @@ final class WakeNotifier implements Runnable {
 
   /** Items of {@code queue} were committed: wake a few other processes soon. Never blocks. */
   void wake(String queue) {
+    if (nobodyElseListens()) {
+      return; // no thread wake-up per enqueue while a recent roster has nobody to wake
+    }
     synchronized (lock) {
       if (stopped) {
         return;
@@ -268,6 +271,9 @@ final class WakeNotifier implements Runnable {
 
   private void sendBatch(List<String> wakeQueues, Map<String, Integer> passOn, boolean refresh)
       throws SQLException {
+    if (!refresh && nobodyElseListens()) {
+      return; // a recent roster has nobody else to wake: no connection, no statement
+    }
     int t = store.schemaTag(); // before borrowing: it may read the schema on a connection of its own
     try (Connection c = store.borrow()) {
       if (!c.getAutoCommit()) {
@@ -328,6 +334,15 @@ final class WakeNotifier implements Runnable {
     }
     statements.incrementAndGet();
     notificationsSent.addAndGet(channels.size());
+  }
+
+  /** Whether the roster was read less than its time to live ago and holds no other slot. */
+  private boolean nobodyElseListens() {
+    if (!rosterRead || System.nanoTime() - rosterAt >= ROSTER_TTL_NANOS) {
+      return false;
+    }
+    int[] r = roster;
+    return r.length == 0 || (r.length == 1 && r[0] == ownSlot);
   }
 
   /** Up to {@code n} slots of {@code r} other than this process's, from position {@code from}. */
