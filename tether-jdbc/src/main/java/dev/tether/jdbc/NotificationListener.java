@@ -134,6 +134,19 @@ final class NotificationListener implements Runnable {
             poll(c, wakeups);
           }
         }
+        // stopped: leave the roster and the channels even if the connection lives on (a caller's pool)
+        wakeups.sharedPolling(false, 0);
+        notifier.ownSlot(-1);
+        try (Statement st = c.createStatement()) {
+          st.execute("UNLISTEN *");
+          if (slot >= 0) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_unlock(?, ?)")) {
+              ps.setInt(1, tag);
+              ps.setInt(2, slot);
+              ps.execute();
+            }
+          }
+        }
       } catch (SQLException | RuntimeException e) {
         wakeups.sharedPolling(false, 0);
         notifier.ownSlot(-1);
