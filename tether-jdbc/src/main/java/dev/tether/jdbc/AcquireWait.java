@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  * other processes on SQLite). A receiver that takes a full batch signals again, since more items
  * may be waiting. A receive that starts soon after a look at its queue found nothing, with no
  * signal since, waits instead of looking again while PostgreSQL's listener polls for the process
- * ({@link Wakeups#recentlyEmpty}).
+ * ({@link Wakeups#recentlyEmpty}; with the wake-up roster only).
  */
 final class AcquireWait {
   private AcquireWait() {}
@@ -33,6 +33,8 @@ final class AcquireWait {
     Wakeups wakeups = store.wakeups();
     long deadline = System.nanoTime() + waitTime.toNanos();
     boolean unfiltered = request.workType() == null && request.taskId() == null;
+    // the empty-look bookkeeping serves only the roster's shared poller (PostgreSQL's listener)
+    boolean roster = store.notifier() != null;
     while (true) {
       if (stop.getAsBoolean() || Thread.currentThread().isInterrupted()) {
         return List.of();
@@ -42,7 +44,9 @@ final class AcquireWait {
       // at the end of the wait there is nothing to wait for: only whether the last look is recent
       long waitable = left <= 0 ? Long.MAX_VALUE : left;
       List<Lease> got;
-      if (wakeups.recentlyEmpty(request.queue(), waitable, pollInterval.toNanos())) {
+      if (!roster) {
+        got = attempt.get();
+      } else if (wakeups.recentlyEmpty(request.queue(), waitable, pollInterval.toNanos())) {
         got = List.of(); // looked at (by anyone here) too recently to look again: wait
       } else {
         wakeups.looked();

@@ -79,23 +79,33 @@ final class NotificationListener implements Runnable {
       boolean listening = false;
       long ticket = store.availability().begin();
       try (Connection c = store.openListenerConnection()) {
-        String schema = store.currentSchema();
-        int tag = store.schemaTag();
-        c.setAutoCommit(true);
-        c.setSchema(schema);
-        int slot;
+        boolean roster = notifier != null;
+        int tag = 0;
+        if (roster) {
+          String schema = store.currentSchema();
+          tag = store.schemaTag();
+          c.setAutoCommit(true);
+          c.setSchema(schema);
+        }
+        int slot = -1;
         try (Statement st = c.createStatement()) {
-          slot = WakeNotifier.takeSlot(c, tag);
+          if (roster) {
+            slot = WakeNotifier.takeSlot(c, tag);
+          }
           st.execute("LISTEN " + PostgresEngine.CHANNEL);
           st.execute("LISTEN " + PostgresEngine.CANCEL_CHANNEL);
-          if (slot >= 0) {
+          if (!roster) {
+            // no roster: every enqueue notifies CHANNEL, heard by every listening process
+          } else if (slot >= 0) {
             st.execute("LISTEN " + WakeNotifier.channel(tag, slot));
           } else {
             LOG.warn("All {} wake-up slots of schema {} are taken; this process hears only its own"
-                + " enqueues and finds other items by polling", WakeNotifier.SLOTS, schema);
+                + " enqueues and finds other items by polling", WakeNotifier.SLOTS, store.currentSchema());
           }
         }
-        notifier.ownSlot(slot);
+        if (roster) {
+          notifier.ownSlot(slot);
+        }
         PGConnection pg = c.unwrap(PGConnection.class);
         LOG.debug("Listening for wake-ups on {} (slot {})", description, slot);
         listening = true;
@@ -136,7 +146,9 @@ final class NotificationListener implements Runnable {
         }
         // stopped: leave the roster and the channels even if the connection lives on (a caller's pool)
         wakeups.sharedPolling(false, 0);
-        notifier.ownSlot(-1);
+        if (roster) {
+          notifier.ownSlot(-1);
+        }
         try (Statement st = c.createStatement()) {
           st.execute("UNLISTEN *");
           if (slot >= 0) {
@@ -149,7 +161,9 @@ final class NotificationListener implements Runnable {
         }
       } catch (SQLException | RuntimeException e) {
         wakeups.sharedPolling(false, 0);
-        notifier.ownSlot(-1);
+        if (notifier != null) {
+          notifier.ownSlot(-1);
+        }
         if (stopped) {
           break;
         }
@@ -179,7 +193,7 @@ final class NotificationListener implements Runnable {
    * when no receiver of the queue waits here. Returns true (wake the local receivers).
    */
   private boolean woken(String payload, Wakeups wakeups, WakeNotifier notifier) {
-    int colon = payload == null ? -1 : payload.indexOf(':');
+    int colon = payload == null || notifier == null ? -1 : payload.indexOf(':');
     if (colon > 0) {
       try {
         int hops = Integer.parseInt(payload.substring(0, colon));
@@ -224,6 +238,7 @@ final class NotificationListener implements Runnable {
       }
     }
     if (!due.isEmpty()) {
+      wakeups.sharedPollFound();
       store.signalItems();
     }
   }

@@ -90,7 +90,7 @@ public final class TetherStore implements AutoCloseable {
     this.switchedSchema = ownedPool == null ? config.schema().orElse(null) : null;
     this.availability = new StoreAvailability(description, dev.tether.Ticker.system());
     this.sql = StoreSql.of(engine, Statements.FRESH);
-    this.notifier = engine.notifies() ? new WakeNotifier(this) : null;
+    this.notifier = engine.notifies() && config.wakeRoster() ? new WakeNotifier(this) : null;
     // One group in flight at a time on both engines: SQLite has one writer anyway, and on
     // PostgreSQL completions arriving while a group commits share the next one (one statement and
     // one commit for all of them instead of one each), which beat one group per connection; a
@@ -394,6 +394,13 @@ public final class TetherStore implements AutoCloseable {
 
   /** Enqueues one item in a write transaction of its own, then wakes other processes. */
   long insertInTransaction(String what, NewWorkItem item, Clock clock) {
+    if (notifier == null) { // without the roster: NOTIFY at commit, heard by every listener
+      return write(what, c -> {
+        long id = sql.inserts().insert(c, item, now(c, clock));
+        engine.notifyItems(c);
+        return id;
+      });
+    }
     long id = write(what, c -> sql.inserts().insert(c, item, now(c, clock)));
     itemsEnqueued(item.queue());
     return id;
@@ -409,7 +416,10 @@ public final class TetherStore implements AutoCloseable {
     }
   }
 
-  /** The wake-up notifier (null where the engine does not notify). */
+  /**
+   * The wake-up notifier: null where the engine does not notify or the roster is off ({@link
+   * TetherStoreConfig#wakeRoster()}).
+   */
   WakeNotifier notifier() {
     return notifier;
   }
@@ -440,7 +450,7 @@ public final class TetherStore implements AutoCloseable {
    * clock (the database does not know its instants).
    */
   boolean listenerPolls() {
-    return config.clock().isEmpty();
+    return notifier != null && config.clock().isEmpty();
   }
 
   /** Acquires for {@code holder}, as the engine runs it best ({@link StoreEngine#acquire}). */
@@ -535,6 +545,8 @@ public final class TetherStore implements AutoCloseable {
   void notifyItems(Connection c) throws SQLException {
     if (notifier != null) {
       notifier.notifyInTransaction(c, "");
+    } else {
+      engine.notifyItems(c);
     }
   }
 

@@ -59,6 +59,7 @@ final class Wakeups {
   private long sharedPollNanos; // guarded by this
   private final AtomicLong looks = new AtomicLong();
   private final AtomicLong sharedPolls = new AtomicLong();
+  private final AtomicLong sharedPollHits = new AtomicLong();
 
   /**
    * Turns the shared poller on (it looks every {@code pollNanos}) or off (receivers poll again,
@@ -119,6 +120,16 @@ final class Wakeups {
   /** Counts one look by the shared poller. */
   void sharedPolled() {
     sharedPolls.incrementAndGet();
+  }
+
+  /** Counts one look by the shared poller that found a due item (and signalled). */
+  void sharedPollFound() {
+    sharedPollHits.incrementAndGet();
+  }
+
+  /** Looks by the shared poller that found a due item so far (tests). */
+  long sharedPollHits() {
+    return sharedPollHits.get();
   }
 
   /** Looks at the database by receivers so far (tests). */

@@ -54,9 +54,43 @@ class PostgresWakeupTest {
   }
 
   private TetherStore open() {
+    TetherStore s = TetherStore.open(schema.url(), TetherStoreConfig.builder().maximumPoolSize(1).wakeRoster(true).build());
+    stores.add(s);
+    return s;
+  }
+
+  /** A store with the default configuration: notifications without the wake-up roster. */
+  private TetherStore openDefault() {
     TetherStore s = TetherStore.open(schema.url(), TetherStoreConfig.builder().maximumPoolSize(1).build());
     stores.add(s);
     return s;
+  }
+
+  @Test
+  void byDefaultThereIsNoRosterAndOneEnqueueWakesEveryListeningProcess() {
+    assertThat(TetherStoreConfig.builder().build().wakeRoster()).isFalse();
+    List<TetherStore> fleet = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      TetherStore s = openDefault();
+      fleet.add(s);
+      receiver(s, i);
+    }
+    // the listener signals once it listens; a receiver of "q" waits
+    for (TetherStore s : fleet) {
+      await().atMost(Duration.ofSeconds(20)).until(() -> s.wakeups().generation() > 0 && s.wakeups().hasWaiter("q"));
+      assertThat(s.notifier()).as("no notifier without the roster").isNull();
+    }
+    long[] before = fleet.stream().mapToLong(s -> s.wakeups().generation()).toArray();
+    TetherStore producer = openDefault();
+
+    long id = new LeaseManager(producer, "producer").enqueue(NewWorkItem.of("q", "one item"));
+
+    await().atMost(Duration.ofSeconds(20)).until(() -> taken.stream().anyMatch(t -> t.endsWith(":" + id)));
+    for (int i = 0; i < fleet.size(); i++) {
+      int k = i;
+      await().atMost(Duration.ofSeconds(20)).until(() -> fleet.get(k).wakeups().generation() > before[k]);
+    }
+    assertThat(taken).hasSize(1);
   }
 
   /** A receiver looping on long polls of queue "q" on {@code store}, recording what it takes. */
@@ -85,6 +119,10 @@ class PostgresWakeupTest {
         && store.wakeups().hasWaiter("q"));
   }
 
+  private static long pollHits(List<TetherStore> stores) {
+    return stores.stream().mapToLong(s -> s.wakeups().sharedPollHits()).sum();
+  }
+
   private static long looks(List<TetherStore> stores) {
     return stores.stream().mapToLong(s -> s.wakeups().looks()).sum();
   }
@@ -102,17 +140,19 @@ class PostgresWakeupTest {
     // every receiver has looked and waits; the listeners poll for them from here on
     await().atMost(Duration.ofSeconds(20)).until(() -> fleet.stream().allMatch(s -> s.wakeups().sharedPolls() > 0));
     long before = looks(fleet);
+    long hitsBefore = pollHits(fleet);
 
     long id = new LeaseManager(producer, "producer").enqueue(NewWorkItem.of("q", "one item"));
 
     await().atMost(Duration.ofSeconds(20)).until(() -> taken.stream().anyMatch(t -> t.endsWith(":" + id)));
-    // two targets; a listener's poll landing between the enqueue and the take may add one or two.
-    // Late wake-ups would show within the next poll interval.
-    long bound = WakeNotifier.FANOUT + 2;
+    // two targets; a listener's poll that finds the item before it is taken (more of them the
+    // slower the take, as on a loaded machine) wakes its own receiver: one look each, counted
+    // apart. Late wake-ups would show within the next poll interval.
     await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5))
-        .until(() -> looks(fleet) - before <= bound);
+        .until(() -> looks(fleet) - before <= WakeNotifier.FANOUT + 1 + pollHits(fleet) - hitsBefore);
     assertThat(looks(fleet) - before).as("acquisition attempts across 8 listening processes for one enqueue")
-        .isBetween(1L, bound);
+        .isBetween(1L, WakeNotifier.FANOUT + 1 + pollHits(fleet) - hitsBefore);
+    assertThat(producer.notifier().notificationsSent()).as("wake-ups the enqueue sent").isEqualTo(WakeNotifier.FANOUT);
     assertThat(taken).hasSize(1);
   }
 
@@ -164,7 +204,7 @@ class PostgresWakeupTest {
 
   @Test
   void waitingReceiversDoNotLookAtTheDatabaseWhileTheListenerPollsForThem() {
-    TetherStore store = TetherStore.open(schema.url(), TetherStoreConfig.builder().maximumPoolSize(4).build());
+    TetherStore store = TetherStore.open(schema.url(), TetherStoreConfig.builder().maximumPoolSize(4).wakeRoster(true).build());
     stores.add(store);
     JdbcMailbox<String, String> box = JdbcMailbox.ofStrings(store, "q");
     for (int i = 0; i < 8; i++) {
@@ -186,8 +226,10 @@ class PostgresWakeupTest {
 
     await().atMost(Duration.ofSeconds(30)).until(() -> store.wakeups().sharedPolls() >= polls + 5);
 
-    // 8 receives restarted about twice each in this time; every one waited on the poll's look
-    assertThat(store.wakeups().looks() - looks).as("looks by idle receivers over 5 polls").isLessThanOrEqualTo(2);
+    // 8 receives restarted about twice each in this time (some 20 looks without the rule); they
+    // wait on the poll's look. On a loaded machine a poll may come late, past the window in which
+    // a restart trusts it, and a restart then looks: fewer than one per receiver all the same.
+    assertThat(store.wakeups().looks() - looks).as("looks by idle receivers over 5 polls").isLessThan(8);
     assertThat(taken).isEmpty();
     // and an item is still taken at once by a receiver, woken by its enqueue
     String id = box.send("work");

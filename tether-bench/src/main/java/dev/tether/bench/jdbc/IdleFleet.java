@@ -44,9 +44,14 @@ import java.util.UUID;
  * Measured, never asserted. Run: {@code java -cp tether-bench/target/benchmarks.jar
  * dev.tether.bench.jdbc.IdleFleet [processes] [idleSeconds] [enqueues] [poolSize]}; defaults 8, 30,
  * 20, 2 (8 processes hold 8 x (2 + 1 listener) connections). PostgreSQL from {@code
- * TETHER_TEST_PG_URL}; the database is created for the run and dropped after.
+ * TETHER_TEST_PG_URL}; the database is created for the run and dropped after. The stores use the
+ * wake-up roster ({@code TetherStoreConfig.wakeRoster}) unless {@code -Dfleet.wakeRoster=false}
+ * (the default configuration: every listening process hears every enqueue); the children inherit
+ * the property.
  */
 public final class IdleFleet {
+  /** Whether the stores use the wake-up roster ({@code -Dfleet.wakeRoster}, default true). */
+  private static final boolean ROSTER = !"false".equals(System.getProperty("fleet.wakeRoster"));
   private IdleFleet() {}
 
   public static void main(String[] args) throws Exception {
@@ -88,11 +93,11 @@ public final class IdleFleet {
   private static void run(String url, String db, int processes, int idleSeconds, int enqueues,
       int poolSize, List<Process> children) throws Exception {
     try (TetherStore producer = TetherStore.open(url + "&ApplicationName=fleet-producer",
-        TetherStoreConfig.builder().maximumPoolSize(1).build())) {
+        TetherStoreConfig.builder().maximumPoolSize(1).wakeRoster(ROSTER).build())) {
       LeaseManager leases = new LeaseManager(producer, "fleet-producer");
       String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
       for (int i = 0; i < processes; i++) {
-        ProcessBuilder pb = new ProcessBuilder(java, "-Xmx128m", "-cp", System.getProperty("java.class.path"),
+        ProcessBuilder pb = new ProcessBuilder(java, "-Xmx128m", "-Dfleet.wakeRoster=" + ROSTER, "-cp", System.getProperty("java.class.path"),
             IdleFleet.class.getName(), "child", url + "&ApplicationName=fleet-" + i, Integer.toString(poolSize));
         pb.redirectError(ProcessBuilder.Redirect.DISCARD);
         children.add(pb.start());
@@ -196,7 +201,7 @@ public final class IdleFleet {
   }
 
   private static void child(String url, int poolSize) throws Exception {
-    try (TetherStore store = TetherStore.open(url, TetherStoreConfig.builder().maximumPoolSize(poolSize).build())) {
+    try (TetherStore store = TetherStore.open(url, TetherStoreConfig.builder().maximumPoolSize(poolSize).wakeRoster(ROSTER).build())) {
       JdbcMailbox<String, String> box = JdbcMailbox.ofStrings(store, "idle");
       List<MainLoop<String, String>> loops = new ArrayList<>();
       for (int i = 0; i < 8; i++) {
