@@ -277,16 +277,24 @@ final class PostgresEngine implements StoreEngine {
   // ------------------------------------------------------------------ how the hot paths run
 
   /**
-   * A keyless item in one auto-committed statement: the insert reads the clock and sends the
-   * notification itself (one round trip, as atomic and durable as a transaction).
+   * A keyless item in one auto-committed statement: the insert reads the clock itself (one round
+   * trip, as atomic and durable as a transaction). Without the wake-up roster the insert sends
+   * the notification itself; with it, other processes are woken after the commit by the store's
+   * {@link WakeNotifier}, so that the enqueue never waits for the commit-time notification lock.
    */
   @Override
   public long enqueue(TetherStore store, String what, NewWorkItem item, Clock clock) {
     if (item.idempotencyKey() != null) {
       return store.insertInTransaction(what, item, clock);
     }
-    return store.writeOneStatement(what,
-        c -> inserts.insertOne(c, item, clock == null ? null : store.now(c, clock), notificationChannel()));
+    if (store.notifier() == null) { // without the roster: the insert notifies every listener itself
+      return store.writeOneStatement(what,
+          c -> inserts.insertOne(c, item, clock == null ? null : store.now(c, clock), notificationChannel()));
+    }
+    long id = store.writeOneStatement(what,
+        c -> inserts.insertOne(c, item, clock == null ? null : store.now(c, clock), null));
+    store.itemsEnqueued(item.queue());
+    return id;
   }
 
   /**
