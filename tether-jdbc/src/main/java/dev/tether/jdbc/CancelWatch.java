@@ -72,14 +72,6 @@ final class CancelWatch {
     }
   }
 
-  /** Cancellation notifications heard (tests). */
-  private final java.util.concurrent.atomic.AtomicLong notifications = new java.util.concurrent.atomic.AtomicLong();
-
-  /** Cancellation notifications heard so far. */
-  long notificationsHeard() {
-    return notifications.get();
-  }
-
   private final TetherStore store;
   private final Map<Long, List<Watcher>> watched = new ConcurrentHashMap<>();
   private final Object lock = new Object();
@@ -110,7 +102,6 @@ final class CancelWatch {
 
   /** A notification said {@code itemId} was cancelled: tells its watchers in this process. */
   void cancelled(long itemId) {
-    notifications.incrementAndGet();
     List<Watcher> ws = watched.get(itemId);
     if (ws != null) {
       for (Watcher w : ws) {

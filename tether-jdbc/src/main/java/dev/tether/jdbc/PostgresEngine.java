@@ -277,24 +277,16 @@ final class PostgresEngine implements StoreEngine {
   // ------------------------------------------------------------------ how the hot paths run
 
   /**
-   * A keyless item in one auto-committed statement: the insert reads the clock itself (one round
-   * trip, as atomic and durable as a transaction). Without the wake-up roster the insert sends
-   * the notification itself; with it, other processes are woken after the commit by the store's
-   * {@link WakeNotifier}, so that the enqueue never waits for the commit-time notification lock.
+   * A keyless item in one auto-committed statement: the insert reads the clock and sends the
+   * notification itself (one round trip, as atomic and durable as a transaction).
    */
   @Override
   public long enqueue(TetherStore store, String what, NewWorkItem item, Clock clock) {
     if (item.idempotencyKey() != null) {
       return store.insertInTransaction(what, item, clock);
     }
-    if (store.notifier() == null) { // without the roster: the insert notifies every listener itself
-      return store.writeOneStatement(what,
-          c -> inserts.insertOne(c, item, clock == null ? null : store.now(c, clock), notificationChannel()));
-    }
-    long id = store.writeOneStatement(what,
-        c -> inserts.insertOne(c, item, clock == null ? null : store.now(c, clock), null));
-    store.itemsEnqueued(item.queue());
-    return id;
+    return store.writeOneStatement(what,
+        c -> inserts.insertOne(c, item, clock == null ? null : store.now(c, clock), notificationChannel()));
   }
 
   /**

@@ -71,8 +71,6 @@ public final class TetherStore implements AutoCloseable {
   private final Wakeups wakeups = new Wakeups();
   private final CancelWatch cancelWatch = new CancelWatch(this);
   private volatile NotificationListener listener;
-  private final WakeNotifier notifier;
-  private volatile String currentSchema;
   /** On a caller's data source, the schema each borrowed connection is switched to; else null. */
   private final String switchedSchema;
 
@@ -90,7 +88,6 @@ public final class TetherStore implements AutoCloseable {
     this.switchedSchema = ownedPool == null ? config.schema().orElse(null) : null;
     this.availability = new StoreAvailability(description, dev.tether.Ticker.system());
     this.sql = StoreSql.of(engine, Statements.FRESH);
-    this.notifier = engine.notifies() && config.wakeRoster() ? new WakeNotifier(this) : null;
     // One group in flight at a time on both engines: SQLite has one writer anyway, and on
     // PostgreSQL completions arriving while a group commits share the next one (one statement and
     // one commit for all of them instead of one each), which beat one group per connection; a
@@ -321,9 +318,6 @@ public final class TetherStore implements AutoCloseable {
       if (l != null) {
         l.stop();
       }
-      if (notifier != null) {
-        notifier.stop();
-      }
       if (ownedPool != null) {
         ownedPool.close();
       }
@@ -392,65 +386,13 @@ public final class TetherStore implements AutoCloseable {
     return engine.enqueue(this, what, item, clock);
   }
 
-  /** Enqueues one item in a write transaction of its own, then wakes other processes. */
+  /** Enqueues one item in a write transaction of its own, notifying listeners at commit. */
   long insertInTransaction(String what, NewWorkItem item, Clock clock) {
-    if (notifier == null) { // without the roster: NOTIFY at commit, heard by every listener
-      return write(what, c -> {
-        long id = sql.inserts().insert(c, item, now(c, clock));
-        engine.notifyItems(c);
-        return id;
-      });
-    }
-    long id = write(what, c -> sql.inserts().insert(c, item, now(c, clock)));
-    itemsEnqueued(item.queue());
-    return id;
-  }
-
-  /**
-   * Items of {@code queue} were committed: where the engine notifies, a few other processes are
-   * woken soon, off the caller's thread ({@link WakeNotifier}).
-   */
-  void itemsEnqueued(String queue) {
-    if (notifier != null) {
-      notifier.wake(queue);
-    }
-  }
-
-  /**
-   * The wake-up notifier: null where the engine does not notify or the roster is off ({@link
-   * TetherStoreConfig#wakeRoster()}).
-   */
-  WakeNotifier notifier() {
-    return notifier;
-  }
-
-  /** The schema the store's tables are in, as its connections see it. */
-  String currentSchema() {
-    String s = currentSchema;
-    if (s == null) {
-      s = read("reading the current schema", c -> {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT current_schema()")) {
-          rs.next();
-          String name = rs.getString(1);
-          return name == null ? "public" : name;
-        }
-      });
-      currentSchema = s;
-    }
-    return s;
-  }
-
-  /** The key of the store's wake-up roster ({@link WakeNotifier#tag}). */
-  int schemaTag() {
-    return WakeNotifier.tag(currentSchema());
-  }
-
-  /**
-   * Whether the notification listener polls for the process's waiting receivers: not with a test
-   * clock (the database does not know its instants).
-   */
-  boolean listenerPolls() {
-    return notifier != null && config.clock().isEmpty();
+    return write(what, c -> {
+      long id = sql.inserts().insert(c, item, now(c, clock));
+      engine.notifyItems(c);
+      return id;
+    });
   }
 
   /** Acquires for {@code holder}, as the engine runs it best ({@link StoreEngine#acquire}). */
@@ -543,11 +485,7 @@ public final class TetherStore implements AutoCloseable {
    * be available once it commits. Does nothing where the engine does not notify.
    */
   void notifyItems(Connection c) throws SQLException {
-    if (notifier != null) {
-      notifier.notifyInTransaction(c, "");
-    } else {
-      engine.notifyItems(c);
-    }
+    engine.notifyItems(c);
   }
 
   /** Tells this process's lease holders of cancellations ({@link CancelWatch}). */

@@ -85,7 +85,6 @@ public final class TetherStoreConfig {
   private final Duration connectionTimeout;
   private final boolean groupCommit;
   private final boolean notifications;
-  private final boolean wakeRoster;
 
   private TetherStoreConfig(Builder b) {
     this.clock = b.clock;
@@ -97,7 +96,6 @@ public final class TetherStoreConfig {
     this.connectionTimeout = b.connectionTimeout;
     this.groupCommit = b.groupCommit;
     this.notifications = b.notifications;
-    this.wakeRoster = b.wakeRoster;
   }
 
   /**
@@ -205,18 +203,6 @@ public final class TetherStoreConfig {
     return notifications;
   }
 
-  /**
-   * Returns whether, on PostgreSQL with notifications, wake-ups go through the roster of listeners
-   * (a few processes woken per enqueue, sent off the enqueue's commit by a notifier thread, the
-   * listener polling for the process's waiting receivers; {@code docs/WAKEUPS.md}) instead of one
-   * {@code NOTIFY} per enqueue heard by every listening process.
-   *
-   * @return false by default
-   */
-  public boolean wakeRoster() {
-    return wakeRoster;
-  }
-
   @Override
   public String toString() {
     return "TetherStoreConfig[clock="
@@ -236,8 +222,6 @@ public final class TetherStoreConfig {
         + groupCommit
         + ", notifications="
         + notifications
-        + ", wakeRoster="
-        + wakeRoster
         + "]";
   }
 
@@ -252,7 +236,6 @@ public final class TetherStoreConfig {
     private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
     private boolean groupCommit = true;
     private boolean notifications = true;
-    private boolean wakeRoster;
 
     private Builder() {}
 
@@ -285,24 +268,6 @@ public final class TetherStoreConfig {
      */
     public Builder notifications(boolean enabled) {
       this.notifications = enabled;
-      return this;
-    }
-
-    /**
-     * Sets whether, on PostgreSQL with {@linkplain #notifications notifications}, wake-ups go
-     * through the roster of listeners ({@code docs/WAKEUPS.md}): each listening store takes a
-     * roster slot and a channel of its own, an enqueue wakes about two other processes instead of
-     * all of them, single enqueues commit without {@code NOTIFY} (a notifier thread sends the
-     * wake-ups), and the listener polls once per poll interval for the process's waiting
-     * receivers. For fleets of many idle processes on one database. Default false: every enqueue
-     * notifies one channel that every listening process hears. Ignored on SQLite and without
-     * notifications.
-     *
-     * @param enabled whether to use the wake-up roster
-     * @return this builder
-     */
-    public Builder wakeRoster(boolean enabled) {
-      this.wakeRoster = enabled;
       return this;
     }
 

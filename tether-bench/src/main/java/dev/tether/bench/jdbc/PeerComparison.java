@@ -123,7 +123,6 @@ public final class PeerComparison {
               ? TetherStoreConfig.SqliteSynchronous.FULL : TetherStoreConfig.SqliteSynchronous.NORMAL)
           .groupCommit(optimized)
           .notifications(optimized)
-          .wakeRoster(optimized && Boolean.getBoolean("peer.wakeRoster")) // docs/WAKEUPS.md
           .build();
     }
 
