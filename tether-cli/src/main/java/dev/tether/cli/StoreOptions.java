@@ -99,7 +99,25 @@ public final class StoreOptions {
    * @return the store
    */
   public TetherStore open(boolean create) {
+    return open(create, null);
+  }
+
+  /**
+   * Opens the store with a pool of at most {@code poolSize} connections.
+   *
+   * @param create whether a missing SQLite file may be created
+   * @param poolSize the pool's size, or null for the engine's default
+   * @return the store
+   * @throws TetherCli.UsageException if the size is not in 1..1000
+   */
+  public TetherStore open(boolean create, Integer poolSize) {
     TetherStoreConfig.Builder config = TetherStoreConfig.builder();
+    if (poolSize != null) {
+      if (poolSize < 1 || poolSize > 1000) {
+        throw new TetherCli.UsageException("--pool-size must be 1..1000, was " + poolSize);
+      }
+      config.maximumPoolSize(poolSize);
+    }
     if (schema != null) {
       try {
         config.schema(schema);

@@ -40,6 +40,12 @@ final class WorkerCommand implements Callable<Integer> {
   @Option(names = "--concurrency", defaultValue = "2", description = "Commands run at once (default: ${DEFAULT-VALUE}).")
   int concurrency;
 
+  @Option(names = "--pool-size", paramLabel = "N",
+      description = "Database connections the worker may hold (default: the engine's, 10 on"
+          + " PostgreSQL, which also holds one listening connection). A fleet of K workers holds up to"
+          + " K x (N + 1) of the server's max_connections.")
+  Integer poolSize;
+
   @Option(names = "--visibility", defaultValue = "2m", paramLabel = "DURATION",
       description = "Lease taken on each item; a command silent this long loses it (default: ${DEFAULT-VALUE}).")
   Duration visibility;
@@ -102,6 +108,9 @@ final class WorkerCommand implements Callable<Integer> {
     if (healthPort != null && (healthPort < 0 || healthPort > 65535)) {
       throw new TetherCli.UsageException("--health-port must be 0..65535, was " + healthPort);
     }
+    if (poolSize != null && (poolSize < 1 || poolSize > 1000)) {
+      throw new TetherCli.UsageException("--pool-size must be 1..1000, was " + poolSize);
+    }
     Worker.Config config =
         new Worker.Config(queue, concurrency, visibility, extendEvery, extension, killGrace,
             dev.tether.cli.internal.ProcessRunner.DEFAULT_TAIL_BYTES, sweepEvery, watchdog,
@@ -109,7 +118,7 @@ final class WorkerCommand implements Callable<Integer> {
     Stores.checkWritable(store.location());
     // SIGTERM/SIGINT stop the worker on this thread, which then returns the exit status; the
     // group's own JVM hook (handleSignals) stays as the fallback for what this cannot handle
-    try (StopSignals signals = StopSignals.install(); TetherStore s = store.open(true)) {
+    try (StopSignals signals = StopSignals.install(); TetherStore s = store.open(true, poolSize)) {
       WorkerMetrics metrics = new WorkerMetrics();
       // Micrometer is loaded only by a worker that serves /metrics
       Worker worker = new Worker(s, config, metrics, healthPort == null ? null

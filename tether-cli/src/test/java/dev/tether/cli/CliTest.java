@@ -77,6 +77,20 @@ class CliTest {
   }
 
   @Test
+  void aWorkersPoolSizeIsTheStoresAndOutOfRangeIsAUsageError() {
+    assertOneLineError(withDb("worker", "--pool-size", "0"), 2, "--pool-size must be 1..1000, was 0");
+    assertOneLineError(withDb("worker", "--pool-size", "1001"), 2, "--pool-size must be 1..1000");
+    StoreOptions options = new StoreOptions();
+    options.db = db();
+    try (dev.tether.jdbc.TetherStore store = options.open(true, 3)) {
+      assertThat(store.config().maximumPoolSize()).isEqualTo(3);
+    }
+    try (dev.tether.jdbc.TetherStore store = options.open(true)) {
+      assertThat(store.config().maximumPoolSize()).as("the engine's default").isZero();
+    }
+  }
+
+  @Test
   void lsFiltersByQueueAndStatusAndHumanOutputIsATable() {
     withDb("enqueue", "--queue", "a", "--", "true");
     withDb("enqueue", "--queue", "b", "--", "false");
