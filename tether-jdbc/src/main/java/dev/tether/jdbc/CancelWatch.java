@@ -100,13 +100,25 @@ final class CancelWatch {
     return w;
   }
 
-  /** A notification said {@code itemId} was cancelled: tells its watchers in this process. */
+  /** The store says {@code itemId} was cancelled: tells its watchers in this process. */
   void cancelled(long itemId) {
     List<Watcher> ws = watched.get(itemId);
     if (ws != null) {
       for (Watcher w : ws) {
         w.fire();
       }
+    }
+  }
+
+  /**
+   * A cancellation notification named {@code itemId}: if it is watched here, checks the store
+   * soon rather than telling its watchers at once. The channel is the database's, not the
+   * schema's, and its payload is an id only: a store of another schema in the same database
+   * notifies the same channel for its own item of that id, which must not stop this one.
+   */
+  void notified(long itemId) {
+    if (watched.containsKey(itemId)) {
+      requestCheck();
     }
   }
 

@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
  * One thread per PostgreSQL store ({@code tether-listener-N}) holding its own connection that
  * {@code LISTEN}s on {@link PostgresEngine#CHANNEL} and {@link PostgresEngine#CANCEL_CHANNEL}; each
  * notification of an enqueue committed by any process wakes the store's waiting receivers, each
- * of a cancellation tells the holders in this process ({@link CancelWatch}). A lost connection is logged and reopened with
+ * of a cancellation has {@link CancelWatch} check the store for a watched item of that id (the
+ * channels are the database's: another schema's notification names its own item). A lost connection is logged and reopened with
  * backoff; meanwhile receivers still poll, and after reconnecting they are woken once in case a
  * notification was missed. Losing an established connection marks the store {@linkplain
  * TetherStore#isAvailable() unavailable}; reconnecting marks it available again (unless a call
@@ -106,7 +107,7 @@ final class NotificationListener implements Runnable {
 
   private void cancelled(String payload) {
     try {
-      store.cancelWatch().cancelled(Long.parseLong(payload));
+      store.cancelWatch().notified(Long.parseLong(payload));
     } catch (NumberFormatException e) {
       LOG.warn("Ignoring a cancellation notification on {} with payload '{}': not an item id",
           description, payload);
