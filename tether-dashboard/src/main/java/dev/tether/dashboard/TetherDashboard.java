@@ -67,7 +67,7 @@ import org.slf4j.LoggerFactory;
  *       403 (compared in constant time); without a configured token they are refused with 403.
  * </ul>
  *
- * <p>Every poll's store work is bounded by what it returns, never by the store's size: 7 short
+ * <p>Every poll's store work is bounded by what it returns, never by the store's size: 8 short
  * indexed statements on one connection ({@link OverviewQueries#overview}; measured figures on a
  * 1,000,000-item store in {@code docs/PERFORMANCE.md}). Mount it on a JVM started with {@code
  * -Dsun.net.httpserver.nodelay=true}: the JDK server otherwise holds each answer ~40 ms for the
