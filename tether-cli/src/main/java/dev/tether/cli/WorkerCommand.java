@@ -108,9 +108,6 @@ final class WorkerCommand implements Callable<Integer> {
     if (healthPort != null && (healthPort < 0 || healthPort > 65535)) {
       throw new TetherCli.UsageException("--health-port must be 0..65535, was " + healthPort);
     }
-    if (poolSize != null && (poolSize < 1 || poolSize > 1000)) {
-      throw new TetherCli.UsageException("--pool-size must be 1..1000, was " + poolSize);
-    }
     Worker.Config config =
         new Worker.Config(queue, concurrency, visibility, extendEvery, extension, killGrace,
             dev.tether.cli.internal.ProcessRunner.DEFAULT_TAIL_BYTES, sweepEvery, watchdog,
