@@ -327,7 +327,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     List<Lease> got = call(() -> AcquireWait.acquire(store, request, () -> {
       requestedAt[0] = System.nanoTime();
       return leases.acquire(request);
-    }, waitTime, pollInterval, closed::get), "receive");
+    }, leases.prober(queue), leases.onRealClock(), waitTime, pollInterval, closed::get), "receive");
     return got.isEmpty() ? List.of() : toMessages(got, requestedAt[0]);
   }
 

@@ -132,11 +132,22 @@ public final class LeaseManager {
         Objects.requireNonNull(item, "item");
       }
       List<Long> inserted = sql.inserts().insertAll(c, items, now);
-      store.notifyItems(c);
+      store.notifyItems(c, oneQueue(items), items.size());
       return inserted;
     });
     store.signalItems();
     return ids;
+  }
+
+  /** The queue of every item, or null when they are of several. */
+  private static String oneQueue(List<NewWorkItem> items) {
+    String queue = items.isEmpty() ? null : items.get(0).queue();
+    for (NewWorkItem item : items) {
+      if (!item.queue().equals(queue)) {
+        return null;
+      }
+    }
+    return queue;
   }
 
   /**
@@ -178,7 +189,7 @@ public final class LeaseManager {
           checkCapacity(c, item.queue(), capacity, "mailbox");
         }
         long id = sql.inserts().insert(c, item, store.now(c, clock));
-        store.notifyItems(c);
+        store.notifyItems(c, item.queue(), 1);
         return id;
       });
     } catch (SQLException e) {
@@ -273,7 +284,22 @@ public final class LeaseManager {
    */
   List<Lease> acquire(AcquireRequest request, Duration waitTime, Duration pollInterval,
       BooleanSupplier stop) {
-    return AcquireWait.acquire(store, request, () -> acquire(request), waitTime, pollInterval, stop);
+    return AcquireWait.acquire(
+        store, request, () -> acquire(request), prober(request.queue()), clock == null, waitTime, pollInterval, stop);
+  }
+
+  /** Whether this component's time is the database's or the system's (no clock of its own). */
+  boolean onRealClock() {
+    return clock == null;
+  }
+
+  /**
+   * The read-only look at {@code queue} for a waiting receiver ({@link StoreEngine#probe}), or
+   * null where the engine has none.
+   */
+  java.util.function.Supplier<QueueProbe> prober(String queue) {
+    // (on a clock of this component's, probes still say what is ready; due times are ignored)
+    return store.engine() == TetherStore.Engine.SQLITE ? null : () -> store.probe(queue, clock);
   }
 
   // ------------------------------------------------------------------ lease operations
@@ -608,7 +634,7 @@ public final class LeaseManager {
       checkCapacity(c, reply.queue(), capacity, "reply mailbox");
     }
     sql.inserts().insert(c, reply, now);
-    store.notifyItems(c);
+    store.notifyItems(c, reply.queue(), 1);
   }
 
   /**
@@ -625,7 +651,7 @@ public final class LeaseManager {
       Instant now = store.now(c, clock);
       checkCapacity(c, item.queue(), capacity, "mailbox");
       long inserted = sql.inserts().insert(c, item, now);
-      store.notifyItems(c);
+      store.notifyItems(c, item.queue(), 1);
       return inserted;
     });
     store.signalItems();
@@ -736,7 +762,7 @@ public final class LeaseManager {
         }
       }
       if (count > 0) {
-        store.notifyItems(c);
+        store.notifyItems(c, queue, count);
       }
       return count;
     });

@@ -11,10 +11,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One thread per PostgreSQL store ({@code tether-listener-N}) holding its own connection that
- * {@code LISTEN}s on {@link PostgresEngine#CHANNEL} and {@link PostgresEngine#CANCEL_CHANNEL}; each
- * notification of an enqueue committed by any process wakes the store's waiting receivers, each
- * of a cancellation has {@link CancelWatch} check the store for a watched item of that id (the
- * channels are the database's: another schema's notification names its own item). A lost connection is logged and reopened with
+ * {@code LISTEN}s on its schema's broadcast channel ({@link WakeRoster#broadcastChannel}), {@link
+ * PostgresEngine#CANCEL_CHANNEL} and,
+ * for each queue the store's receivers wait for, the channel of the store's slot in that queue's
+ * {@link WakeRoster} (claimed and given up as receivers come and go, checked every {@value
+ * #WAIT_MILLIS} ms; a queue keeps its slot for {@value #KEEP_SECONDS} s after its last waiter).
+ * A wake-up on a slot wakes a waiting receiver of its queue or, when none waits, is passed on to
+ * one more slot of the queue (at most {@link WakeRoster#MAX_HOPS} times), from this connection;
+ * one on the broadcast channel wakes a waiting receiver of each queue; one of a
+ * cancellation has {@link CancelWatch} check the store for a watched item of that id (the
+ * cancellation channel is the database's: another schema's notification names its own item). A lost connection is logged and reopened with
  * backoff; meanwhile receivers still poll, and after reconnecting they are woken once in case a
  * notification was missed. Losing an established connection marks the store {@linkplain
  * TetherStore#isAvailable() unavailable}; reconnecting marks it available again (unless a call
@@ -25,6 +31,13 @@ final class NotificationListener implements Runnable {
   private static final AtomicInteger SEQUENCE = new AtomicInteger();
   private static final int WAIT_MILLIS = 500;
   private static final long MAX_BACKOFF_MILLIS = 5_000;
+  private static final long KEEP_SECONDS = 60;
+
+  /** The slot channels this connection listens on, by queue; only the listener thread uses it. */
+  private final java.util.Map<String, String> slotChannels = new java.util.HashMap<>();
+  /** The same, by channel. */
+  private final java.util.Map<String, String> slotQueues = new java.util.HashMap<>();
+  private boolean rosterFull;
 
   private final TetherStore store;
   private final String description;
@@ -54,8 +67,12 @@ final class NotificationListener implements Runnable {
       boolean listening = false;
       long ticket = store.availability().begin();
       try (Connection c = store.openListenerConnection()) {
+        c.setAutoCommit(true); // the slot claims and passed-on wake-ups commit at once
+        slotChannels.clear();
+        slotQueues.clear();
         try (Statement st = c.createStatement()) {
-          st.execute("LISTEN " + PostgresEngine.CHANNEL);
+          WakeRoster roster = store.roster();
+          st.execute("LISTEN " + (roster != null ? roster.broadcastChannel() : PostgresEngine.CHANNEL));
           st.execute("LISTEN " + PostgresEngine.CANCEL_CHANNEL);
         }
         PGConnection pg = c.unwrap(PGConnection.class);
@@ -66,11 +83,15 @@ final class NotificationListener implements Runnable {
         store.cancelWatch().requestCheck(); // anything cancelled while not listening
         backoff = 100;
         while (!stopped) {
+          syncSlots(c);
           PGNotification[] got = pg.getNotifications(WAIT_MILLIS);
           if (got != null && got.length > 0) {
             boolean items = false;
             for (PGNotification n : got) {
-              if (PostgresEngine.CANCEL_CHANNEL.equals(n.getName())) {
+              String queue = slotQueues.get(n.getName());
+              if (queue != null) {
+                items |= wakeOrPassOn(c, queue, n.getParameter());
+              } else if (PostgresEngine.CANCEL_CHANNEL.equals(n.getName())) {
                 cancelled(n.getParameter());
               } else {
                 items = true;
@@ -82,6 +103,10 @@ final class NotificationListener implements Runnable {
           }
         }
       } catch (SQLException | RuntimeException e) {
+        WakeRoster roster = store.roster();
+        if (roster != null) {
+          roster.releasedAll();
+        }
         if (stopped) {
           break;
         }
@@ -103,6 +128,67 @@ final class NotificationListener implements Runnable {
       }
     }
     LOG.debug("Stopped listening for enqueue notifications on {}", description);
+  }
+
+  /**
+   * Takes a slot in the roster of each queue the store's receivers wait for, and gives up the
+   * slots of queues no receiver waited for in {@value #KEEP_SECONDS} s.
+   */
+  private void syncSlots(Connection c) throws SQLException {
+    WakeRoster roster = store.roster();
+    if (roster == null) {
+      return;
+    }
+    java.util.Set<String> wanted = store.wakeups().waitedOn(KEEP_SECONDS * 1_000_000_000L);
+    for (java.util.Iterator<java.util.Map.Entry<String, String>> it = slotChannels.entrySet().iterator();
+        it.hasNext(); ) {
+      java.util.Map.Entry<String, String> e = it.next();
+      if (!wanted.contains(e.getKey())) {
+        try (Statement st = c.createStatement()) {
+          st.execute("UNLISTEN " + e.getValue());
+        }
+        roster.release(c, e.getKey());
+        slotQueues.remove(e.getValue());
+        it.remove();
+      }
+    }
+    for (String queue : wanted) {
+      if (slotChannels.containsKey(queue)) {
+        continue;
+      }
+      int slot = roster.claim(c, queue);
+      if (slot < 0) {
+        if (!rosterFull) {
+          rosterFull = true;
+          LOG.warn("All {} wake-up slots of queue '{}' on {} are taken: this store's receivers find"
+              + " its items by polling", WakeRoster.SLOTS, queue, description);
+        }
+        continue;
+      }
+      String channel = roster.channel(queue, slot);
+      try (Statement st = c.createStatement()) {
+        st.execute("LISTEN " + channel);
+      }
+      slotChannels.put(queue, channel);
+      slotQueues.put(channel, queue);
+      LOG.debug("Listening for wake-ups of queue '{}' on {} (slot {})", queue, description, slot);
+    }
+  }
+
+  /**
+   * A wake-up on this store's slot of {@code queue}: true when a receiver waits for the queue
+   * (the caller wakes it); else passes it on to one more slot unless it was passed on enough.
+   */
+  private boolean wakeOrPassOn(Connection c, String queue, String payload) throws SQLException {
+    if (store.wakeups().hasWaiting(queue)) {
+      return true;
+    }
+    int hops = WakeRoster.hops(payload);
+    WakeRoster roster = store.roster();
+    if (hops < WakeRoster.MAX_HOPS && roster != null) {
+      store.engineForListener().notifyItems(c, roster.passOn(c, queue), WakeRoster.payload(hops + 1, queue));
+    }
+    return false;
   }
 
   private void cancelled(String payload) {

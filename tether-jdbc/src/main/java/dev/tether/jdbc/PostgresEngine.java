@@ -35,8 +35,29 @@ import org.slf4j.LoggerFactory;
 final class PostgresEngine implements StoreEngine {
   private static final Logger LOG = LoggerFactory.getLogger(PostgresEngine.class);
 
-  /** The channel enqueues notify and receivers listen on. */
+  /**
+   * The channel of every enqueue before the wake-up roster ({@link WakeRoster}), one for the
+   * whole database; now only the broadcast channel of a store whose schema is not known yet.
+   */
   static final String CHANNEL = "tether_items";
+
+  /** Notifies each channel of the array (parameter 2) with the payload (parameter 1). */
+  private static final String NOTIFY_ALL = "SELECT count(pg_notify(ch, ?)) FROM unnest(?::text[]) ch";
+
+  /**
+   * A waiting receiver's read-only look at a queue (all three by index): whether an item is ready
+   * now, and the milliseconds until the next delayed item and the next lease expiry (null when
+   * none). Parameters: now (null: the database clock), queue, queue, queue.
+   */
+  private static final String PROBE =
+      "WITH t AS (SELECT COALESCE(?::timestamptz, clock_timestamp()) AS now)"
+          + " SELECT EXISTS (SELECT 1 FROM tether_work_items w WHERE w.queue = ? AND w.status = 'pending'"
+          + " AND w.scheduled = FALSE AND w.available_at <= t.now),"
+          + " (SELECT EXTRACT(EPOCH FROM (min(s.available_at) - t.now)) * 1000 FROM tether_work_items s"
+          + " WHERE s.queue = ? AND s.status = 'pending' AND s.scheduled = TRUE),"
+          + " (SELECT EXTRACT(EPOCH FROM (min(l.lease_expires_at) - t.now)) * 1000 FROM tether_work_items l"
+          + " WHERE l.queue = ? AND l.status = 'in_progress')"
+          + " FROM t";
 
   /** The channel a cancellation notifies, with the item id as payload. */
   static final String CANCEL_CHANNEL = "tether_cancelled";
@@ -56,6 +77,8 @@ final class PostgresEngine implements StoreEngine {
           + " ORDER BY available_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED))";
 
   private final TetherStoreConfig config;
+  /** The schema's broadcast channel ({@link WakeRoster#broadcastChannel}), once known. */
+  private volatile String broadcastChannel = CHANNEL;
   private final PostgresAcquisitions acquisitions;
   private final PostgresInserts inserts;
   private final PostgresLeaseBatches batches;
@@ -285,8 +308,8 @@ final class PostgresEngine implements StoreEngine {
     if (item.idempotencyKey() != null) {
       return store.insertInTransaction(what, item, clock);
     }
-    return store.writeOneStatement(what,
-        c -> inserts.insertOne(c, item, clock == null ? null : store.now(c, clock), notificationChannel()));
+    return store.writeOneStatement(what, c -> inserts.insertOne(
+        c, item, clock == null ? null : store.now(c, clock), store.wakeTargets(c, item.queue(), 1), WakeRoster.payload(0, item.queue())));
   }
 
   /**
@@ -393,23 +416,58 @@ final class PostgresEngine implements StoreEngine {
     return config.notifications();
   }
 
-  /** 1 s with notifications (enqueues wake receivers), else 100 ms. */
+  /**
+   * 2 s with notifications (enqueues wake receivers, and a waiting receiver learns when the next
+   * delayed item or lease comes due from its {@link #probe}: the poll only finds leases other
+   * processes took since), else 100 ms.
+   */
   @Override
   public Duration defaultPollInterval() {
-    return notifies() ? Duration.ofSeconds(1) : Duration.ofMillis(100);
+    return notifies() ? Duration.ofSeconds(2) : Duration.ofMillis(100);
+  }
+
+  /** {@code pg_notify} on each channel: delivered at commit, dropped on rollback. */
+  @Override
+  public void notifyItems(Connection c, String[] channels, String payload) throws SQLException {
+    if (notifies() && channels.length > 0) {
+      try (PreparedStatement ps = c.prepareStatement(NOTIFY_ALL)) {
+        ps.setString(1, payload);
+        ps.setArray(2, c.createArrayOf("text", channels));
+        ps.execute();
+      }
+    }
+  }
+
+  /** {@code pg_notify} on the schema's broadcast channel, which every listening store of it hears. */
+  @Override
+  public void notifyEveryone(Connection c, String queue) throws SQLException {
+    notifyItems(c, new String[] {broadcastChannel}, WakeRoster.payload(0, queue));
   }
 
   @Override
-  public String notificationChannel() {
-    return notifies() ? CHANNEL : null;
+  public void broadcastOn(String channel) {
+    this.broadcastChannel = channel;
   }
 
-  /** {@code NOTIFY}: delivered at commit, dropped on rollback. */
   @Override
-  public void notifyItems(Connection c) throws SQLException {
-    if (notifies()) {
-      try (Statement st = c.createStatement()) {
-        st.execute("NOTIFY " + CHANNEL);
+  public QueueProbe probe(Connection c, String queue, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(PROBE)) {
+      setInstant(ps, 1, now);
+      ps.setString(2, queue);
+      ps.setString(3, queue);
+      ps.setString(4, queue);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        boolean ready = rs.getBoolean(1);
+        long due = -1;
+        for (int col = 2; col <= 3; col++) {
+          double ms = rs.getDouble(col);
+          if (!rs.wasNull()) {
+            long m = Math.max(0, (long) Math.ceil(ms));
+            due = due < 0 ? m : Math.min(due, m);
+          }
+        }
+        return new QueueProbe(ready || due == 0, due);
       }
     }
   }

@@ -20,10 +20,10 @@ final class PostgresInserts {
 
   /**
    * One keyless item: the instant is the parameter or, when null, the database clock read by the
-   * statement itself, and the notification (when a channel is given) is sent by the same
-   * statement, so that auto-committed it is one round trip. Parameters: now, queue, task, type,
-   * priority, max attempts, delay millis, reply-to, input, whether delayed (scheduled), channel
-   * headers, channel (or null: no notification).
+   * statement itself, and the notifications (to the channels given, none for an empty array) are
+   * sent by the same statement, so that auto-committed it is one round trip. Parameters: now,
+   * queue, task, type, priority, max attempts, delay millis, reply-to, input, whether delayed
+   * (scheduled), headers, the notifications' payload, the channels.
    */
   private static final String INSERT_ONE =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
@@ -31,8 +31,7 @@ final class PostgresInserts {
           + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled, headers)"
           + " SELECT ?, ?, ?, 'pending', ?, 0, ?, t.now + ?::bigint * interval '1 millisecond', ?, ?,"
           + " t.now, t.now, ?, ? FROM t RETURNING id)"
-          + " SELECT ins.id, CASE WHEN n.channel IS NOT NULL THEN pg_notify(n.channel, '') END"
-          + " FROM ins, (SELECT ?::text AS channel) n";
+          + " SELECT ins.id, (SELECT count(pg_notify(ch, ?)) FROM unnest(?::text[]) ch) FROM ins";
 
   /**
    * A run of keyless items, one array per column, inserted in array order; an item is {@code
@@ -58,9 +57,11 @@ final class PostgresInserts {
    * Inserts one item without an idempotency key in one statement; returns its id.
    *
    * @param now the instant, or null for the database clock at the statement
-   * @param notifyChannel the channel to notify once committed, or null
+   * @param channels the channels to notify once committed (none: no notification)
+   * @param payload the notifications' payload
    */
-  long insertOne(Connection c, NewWorkItem item, Instant now, String notifyChannel) throws SQLException {
+  long insertOne(Connection c, NewWorkItem item, Instant now, String[] channels, String payload)
+      throws SQLException {
     if (item.idempotencyKey() != null) {
       throw new IllegalArgumentException("the one-statement insert is for items without an idempotency key");
     }
@@ -76,7 +77,8 @@ final class PostgresInserts {
       engine.setBytes(ps, 9, item.inputUnsafe());
       ps.setBoolean(10, Inserts.scheduled(item));
       ps.setString(11, item.headersColumn());
-      ps.setString(12, notifyChannel);
+      ps.setString(12, payload);
+      ps.setArray(13, c.createArrayOf("text", channels));
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new IllegalStateException("insert of an item on queue '" + item.queue()

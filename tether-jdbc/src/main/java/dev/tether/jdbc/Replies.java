@@ -40,7 +40,7 @@ final class Replies {
         reason == null ? (cancelled ? "cancelled" : "failed") : reason, attempts, cancelled);
     inserts.insert(c, NewWorkItem.builder(replyTo).input(encode(error)).replyOf(requestId)
         .errorReply().build(), now);
-    engine.notifyItems(c);
+    engine.notifyEveryone(c, replyTo);
   }
 
   /** The stored form of an error reply. */

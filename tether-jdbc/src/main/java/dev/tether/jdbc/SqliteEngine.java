@@ -296,13 +296,19 @@ final class SqliteEngine implements StoreEngine {
   }
 
   @Override
-  public String notificationChannel() {
-    return null;
+  public void notifyItems(Connection c, String[] channels, String payload) {
+    // other processes on the file find new items by polling
   }
 
   @Override
-  public void notifyItems(Connection c) {
+  public void notifyEveryone(Connection c, String queue) {
     // other processes on the file find new items by polling
+  }
+
+  /** None: a look is an acquisition attempt (one process's file, no roster of others to spare). */
+  @Override
+  public QueueProbe probe(Connection c, String queue, java.time.Instant now) {
+    return null;
   }
 
   @Override

@@ -202,11 +202,29 @@ interface StoreEngine {
    */
   Duration defaultPollInterval();
 
-  /** The channel an enqueue notifies inside its own statement, or null. */
-  String notificationChannel();
+  /**
+   * Inside an enqueue's transaction: notifies {@code channels} (other processes' listeners, {@link
+   * WakeRoster}) with {@code payload} once it commits; nothing for an empty array.
+   */
+  void notifyItems(Connection c, String[] channels, String payload) throws SQLException;
 
-  /** Inside an enqueue's transaction: tells other processes' listeners once it commits. */
-  void notifyItems(Connection c) throws SQLException;
+  /**
+   * Inside a transaction: tells every listening store of the database, once it commits, that
+   * items of {@code queue} (null: of any queue) may be available. For the rare paths that do not
+   * know the queue or have no store at hand; enqueues wake a few ({@link WakeRoster}). Does
+   * nothing where the engine does not notify.
+   */
+  void notifyEveryone(Connection c, String queue) throws SQLException;
+
+  /** Sets the channel {@link #notifyEveryone} notifies (the store's schema's); ignored where none. */
+  default void broadcastOn(String channel) {}
+
+  /**
+   * One read-only look at a queue for a waiting receiver ({@link QueueProbe}), or null where the
+   * engine has none (the receiver then looks by acquiring). {@code now} is the store's clock, or
+   * null for the database's.
+   */
+  QueueProbe probe(Connection c, String queue, java.time.Instant now) throws SQLException;
 
   /**
    * Inside a cancellation's transaction: tells every process's listener, once it commits, that

@@ -71,6 +71,8 @@ public final class TetherStore implements AutoCloseable {
   private final Wakeups wakeups = new Wakeups();
   private final CancelWatch cancelWatch = new CancelWatch(this);
   private volatile NotificationListener listener;
+  /** On PostgreSQL with notifications, who an enqueue wakes ({@link WakeRoster}); else null. */
+  private volatile WakeRoster roster;
   /** On a caller's data source, the schema each borrowed connection is switched to; else null. */
   private final String switchedSchema;
 
@@ -203,6 +205,13 @@ public final class TetherStore implements AutoCloseable {
     TetherStore store = new TetherStore(ds, owned, engine, config, description);
     try (Connection c = store.borrow()) {
       engine.initialize(c);
+      if (engine.notifies()) {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT current_schema()")) {
+          rs.next();
+          store.roster = new WakeRoster(String.valueOf(rs.getString(1)));
+          engine.broadcastOn(store.roster.broadcastChannel());
+        }
+      }
       int before = Migrations.prepare(c, engine, config.migration());
       LOG.info(
           "Opened Tether store on {} ({}; schema version {}; {})",
@@ -390,7 +399,7 @@ public final class TetherStore implements AutoCloseable {
   long insertInTransaction(String what, NewWorkItem item, Clock clock) {
     return write(what, c -> {
       long id = sql.inserts().insert(c, item, now(c, clock));
-      engine.notifyItems(c);
+      notifyItems(c, item.queue(), 1);
       return id;
     });
   }
@@ -466,9 +475,10 @@ public final class TetherStore implements AutoCloseable {
 
   /**
    * Returns how often a waiting receive of this store looks at the database without a wake-up:
-   * 1 s on PostgreSQL with notifications on (enqueues of every process wake receivers; the look
-   * finds delayed items coming due and expired leases), else 100 ms (SQLite hears no other
-   * process's enqueue).
+   * 2 s on PostgreSQL with notifications on (an enqueue wakes receivers of a few processes, and a
+   * waiting receiver knows when the next delayed item or lease of its queue comes due; the look
+   * finds leases that other processes took since), else 100 ms (SQLite hears no other process's
+   * enqueue).
    *
    * @return the poll interval
    */
@@ -480,12 +490,63 @@ public final class TetherStore implements AutoCloseable {
     return engine.notifies();
   }
 
+  /** The engine, for the listener's passed-on wake-ups. */
+  StoreEngine engineForListener() {
+    return engine;
+  }
+
+  /** Who wakes whom on PostgreSQL with notifications, else null. */
+  WakeRoster roster() {
+    return roster;
+  }
+
   /**
-   * Inside an enqueue's transaction: tells listening stores of other processes that items may
-   * be available once it commits. Does nothing where the engine does not notify.
+   * The channels an enqueue of {@code items} items of {@code queue} notifies: a few listeners of
+   * other processes waiting for the queue ({@link WakeRoster#targets}); none where the engine does
+   * not notify.
+   */
+  String[] wakeTargets(Connection c, String queue, int items) throws SQLException {
+    WakeRoster r = roster;
+    return r == null ? new String[0] : r.targets(c, queue, items);
+  }
+
+  /**
+   * Inside a transaction that made items available on a queue it does not know (a retry, a
+   * hand-back, a redrive by id): tells every listening store of the database once it commits.
+   * Does nothing where the engine does not notify.
    */
   void notifyItems(Connection c) throws SQLException {
-    engine.notifyItems(c);
+    notifyItems(c, null, 1);
+  }
+
+  /**
+   * Inside an enqueue's transaction: tells listening stores of other processes that {@code items}
+   * items of {@code queue} may be available once it commits: a few of those waiting for the
+   * queue, more for more items ({@link WakeRoster#targets}); every listening store when {@code
+   * queue} is null.
+   */
+  void notifyItems(Connection c, String queue, int items) throws SQLException {
+    WakeRoster r = roster;
+    if (queue == null || r == null) {
+      engine.notifyEveryone(c, queue);
+    } else {
+      engine.notifyItems(c, r.targets(c, queue, items), WakeRoster.payload(0, queue));
+    }
+  }
+
+  /**
+   * One read-only look at a queue for a waiting receiver ({@link StoreEngine#probe}), or null
+   * where the engine has none.
+   */
+  QueueProbe probe(String queue, Clock clock) {
+    if (engine.kind() == Engine.SQLITE) {
+      return null;
+    }
+    return read("looking at queue '" + queue + "'", c -> {
+      QueueProbe p = engine.probe(c, queue, clock == null ? null : now(c, clock));
+      // due times are real milliseconds only on the database's clock
+      return p == null || clock == null ? p : new QueueProbe(p.ready(), -1);
+    });
   }
 
   /** Tells this process's lease holders of cancellations ({@link CancelWatch}). */

@@ -1,37 +1,66 @@
 package dev.tether.jdbc;
 
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * How the waiting receivers of one store share their wake-ups, so that an idle process costs the
- * database one look per queue per poll interval, and one new item wakes one receiver, not all.
+ * database one look per queue per poll interval (or when something comes due), and one new item
+ * wakes one receiver, not all.
  *
  * <ul>
- *   <li>A <em>signal</em> ({@link #signal()}: an enqueue in this process, a notification from
- *       another process) wakes one waiting receiver of each queue; that receiver looks for items,
- *       and if it takes a full batch it signals again, so a burst still reaches every receiver.
+ *   <li>A <em>signal</em> ({@link #signal()}: an enqueue in this process, a wake-up from another
+ *       process) wakes one waiting receiver of each queue; that receiver looks for items, and if
+ *       it takes a full batch it signals again, so a burst still reaches every receiver.
  *   <li>Of a queue's waiting receivers, one at a time is its <em>poller</em>: it also wakes when
- *       the queue has not been looked at for a poll interval (to find delayed items coming due,
- *       expired leases and, where no notification arrives, other processes' enqueues); the others
- *       wait for a signal or their own wait time. A poller that leaves hands the role on.
+ *       the queue's next look is due ({@link Wake#LOOK}): a poll interval after the last look
+ *       that found nothing, or sooner when that look learnt that a delayed item or a lease comes
+ *       due ({@link #lookedEmpty}). The others wait for a signal or their own wait time. A poller
+ *       that leaves hands the role on.
+ *   <li>A receive that starts while its queue's last look found nothing, no signal came since,
+ *       and the next look is not due yet {@linkplain #skipLook skips its own look} and waits: an
+ *       idle loop that calls {@code receive} again after its wait time costs no statement.
  *   <li>{@link #wakeAll()} (a mailbox or the store closing) wakes every waiter.
  * </ul>
  *
  * <p>Thread-safe: one monitor guards the state; waiting releases it.
  */
 final class Wakeups {
+  /** Why {@link #await} returned. */
+  enum Wake {
+    /** A signal (or a wake-all): look for items. */
+    SIGNAL,
+    /** This receiver's turn to look at the queue as its poller. */
+    LOOK,
+    /** The receiver's own wait time is over. */
+    TIMEOUT,
+    /** Interrupted (the flag is set again). */
+    INTERRUPTED
+  }
+
+  /** Queues remembered without waiters (their last empty look), beyond which the oldest go. */
+  private static final int REMEMBERED = 1024;
+
   /** The waiters of one queue. Guarded by the monitor of the enclosing instance. */
   private static final class Queue {
     int waiting;
     Thread poller;
-    /** When the queue was last looked at by a waiting receiver (System.nanoTime()). */
-    long lastLook = System.nanoTime();
+    /** When the queue is next looked at without a signal (System.nanoTime()). */
+    long nextLook;
     /** The signal generation one waiter of this queue has already taken. */
-    long claimed;
+    long claimed = -1;
+    /** The signal generation at the last look that found nothing, or -1. */
+    long emptyGeneration = -1;
+    /** When a receiver last waited for the queue (System.nanoTime()). */
+    long lastWaited = System.nanoTime();
   }
 
-  private final Map<String, Queue> queues = new HashMap<>();
+  private final Map<String, Queue> queues = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Queue> eldest) {
+      return size() > REMEMBERED && eldest.getValue().waiting == 0;
+    }
+  };
   private long generation; // guarded by this
   private long wakeAllGeneration; // guarded by this
 
@@ -56,28 +85,125 @@ final class Wakeups {
     return generation;
   }
 
+  /** Whether a receiver waits for {@code queue} (null: for any queue). */
+  synchronized boolean hasWaiting(String queue) {
+    if (queue == null) {
+      for (Queue q : queues.values()) {
+        if (q.waiting > 0) {
+          return true;
+        }
+      }
+      return false;
+    }
+    Queue q = queues.get(queue);
+    return q != null && q.waiting > 0;
+  }
+
   /**
-   * Waits, as a receiver of {@code queue} that just looked and found nothing, until it should
-   * look again: a signal after {@code seen} that no other waiter of the queue took, its turn to
-   * poll (at most every {@code pollNanos} per queue), a {@link #wakeAll()}, or {@code maxNanos}
-   * (its own wait time) passed. Returns false if interrupted (the interrupt flag is set again).
+   * The queues a receiver waits for now or waited for within {@code withinNanos}: those whose
+   * wake-ups the store's listener takes part in ({@link WakeRoster}).
    */
-  boolean await(String queue, long seen, long maxNanos, long pollNanos) {
+  synchronized java.util.Set<String> waitedOn(long withinNanos) {
+    long now = System.nanoTime();
+    java.util.Set<String> out = new java.util.HashSet<>();
+    for (Map.Entry<String, Queue> e : queues.entrySet()) {
+      Queue q = e.getValue();
+      if (q.waiting > 0 || now - q.lastWaited < withinNanos) {
+        out.add(e.getKey());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Whether a receiver of {@code queue} that read {@code seen} can wait without looking: the
+   * queue's last look found nothing at that same generation (no signal since) and its next look
+   * is not due yet. When it is due, the first receiver to ask takes it (false; the next look is
+   * then put {@code pollNanos} ahead until it says what it found) and the others skip.
+   */
+  synchronized boolean skipLook(String queue, long seen, long pollNanos) {
+    Queue q = queues.get(queue);
+    if (q == null || q.emptyGeneration != seen || seen != generation) {
+      return false;
+    }
+    long now = System.nanoTime();
+    if (now - q.nextLook < 0) {
+      return true;
+    }
+    q.nextLook = now + pollNanos;
+    return false;
+  }
+
+  /** Acquisition attempts by waiting receivers (for tests and harnesses). */
+  private final java.util.concurrent.atomic.LongAdder looks = new java.util.concurrent.atomic.LongAdder();
+  /** Read-only looks by waiting receivers (for tests and harnesses). */
+  private final java.util.concurrent.atomic.LongAdder probes = new java.util.concurrent.atomic.LongAdder();
+
+  void countLook() {
+    looks.increment();
+  }
+
+  void countProbe() {
+    probes.increment();
+  }
+
+  long looks() {
+    return looks.sum();
+  }
+
+  long probes() {
+    return probes.sum();
+  }
+
+  /**
+   * Records that a look at {@code queue}, begun at generation {@code seen}, found nothing, and
+   * when the queue should next be looked at without a signal ({@code nextLook}, System.nanoTime()).
+   */
+  synchronized void lookedEmpty(String queue, long seen, long nextLook) {
+    Queue q = queues.computeIfAbsent(queue, k -> new Queue());
+    q.emptyGeneration = seen == generation ? seen : -1;
+    q.nextLook = nextLook;
+    notifyAll(); // the poller waits for the new time
+  }
+
+  /** Something of {@code queue} comes due by {@code at} (a lease taken here): look by then. */
+  synchronized void dueBy(String queue, long at) {
+    Queue q = queues.get(queue);
+    if (q != null && at - q.nextLook < 0) {
+      q.nextLook = at;
+      notifyAll();
+    }
+  }
+
+  /**
+   * Waits, as a receiver of {@code queue} that just looked (or may skip its look), until it
+   * should look: a signal after {@code seen} that no other waiter of the queue took ({@link
+   * Wake#SIGNAL}), its turn to look as the queue's poller ({@link Wake#LOOK}; the next look is
+   * then put {@code pollNanos} ahead until the looker records what it found), a {@link
+   * #wakeAll()} ({@link Wake#SIGNAL}), or {@code maxNanos} (its own wait time) passed.
+   */
+  Wake await(String queue, long seen, long maxNanos, long pollNanos) {
     Thread me = Thread.currentThread();
     long end = System.nanoTime() + maxNanos;
     synchronized (this) {
-      Queue q = queues.computeIfAbsent(queue, k -> new Queue());
+      Queue q = queues.get(queue);
+      if (q == null) {
+        q = new Queue();
+        q.nextLook = System.nanoTime() + pollNanos; // the receiver has just looked
+        queues.put(queue, q);
+      }
       long wakeAllSeen = wakeAllGeneration;
       q.waiting++;
+      q.lastWaited = System.nanoTime();
       try {
         while (true) {
           if (wakeAllGeneration != wakeAllSeen) {
-            return true;
+            return Wake.SIGNAL;
           }
           if (generation != seen) {
             if (q.claimed != generation) {
               q.claimed = generation; // this waiter looks; the others of the queue wait on
-              return true;
+              return Wake.SIGNAL;
             }
             seen = generation;
           }
@@ -87,35 +213,31 @@ final class Wakeups {
           long now = System.nanoTime();
           long until = end;
           if (q.poller == me) {
-            long pollAt = q.lastLook + pollNanos;
-            if (pollAt - now <= 0) {
-              q.lastLook = now;
-              return true;
+            if (q.nextLook - now <= 0) {
+              q.nextLook = now + pollNanos; // until the looker says what it found
+              return Wake.LOOK;
             }
-            until = pollAt - end < 0 ? pollAt : end;
+            until = q.nextLook - end < 0 ? q.nextLook : end;
           }
           long left = until - now;
           if (left <= 0) {
-            return true;
+            return Wake.TIMEOUT;
           }
           try {
-            long millis = left / 1_000_000L;
-            wait(millis, (int) (left % 1_000_000L));
+            wait(left / 1_000_000L, (int) (left % 1_000_000L));
           } catch (InterruptedException e) {
             me.interrupt();
-            return false;
+            return Wake.INTERRUPTED;
           }
         }
       } finally {
         q.waiting--;
+        q.lastWaited = System.nanoTime();
         if (q.poller == me) {
           q.poller = null;
           if (q.waiting > 0) {
             notifyAll(); // hand the poller role on
           }
-        }
-        if (q.waiting == 0) {
-          queues.remove(queue);
         }
       }
     }

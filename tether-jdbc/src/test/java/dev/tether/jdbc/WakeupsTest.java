@@ -70,7 +70,7 @@ class WakeupsTest {
   void aSignalThatCameBeforeTheWaitIsNotMissed() {
     long seen = wakeups.generation();
     wakeups.signal();
-    assertThat(wakeups.await("q", seen, LONG, LONG)).isTrue(); // returns at once
+    assertThat(wakeups.await("q", seen, LONG, LONG)).isEqualTo(Wakeups.Wake.SIGNAL); // at once
   }
 
   @Test
@@ -80,7 +80,7 @@ class WakeupsTest {
     for (int i = 0; i < 4; i++) {
       Thread t = new Thread(() -> {
         while (looks.size() < 8) { // a receiver that looks, finds nothing, and waits again
-          if (!wakeups.await("q", wakeups.generation(), LONG, poll)) {
+          if (wakeups.await("q", wakeups.generation(), LONG, poll) != Wakeups.Wake.LOOK) {
             return;
           }
           looks.add(System.nanoTime());
@@ -100,5 +100,64 @@ class WakeupsTest {
       assertThat(TimeUnit.NANOSECONDS.toMillis(sorted.get(i) - sorted.get(i - 1)))
           .as("gap between look %d and %d", i - 1, i).isGreaterThanOrEqualTo(45L);
     }
+  }
+
+  @Test
+  void aReceiveRightAfterAnEmptyLookSkipsItsOwnUntilASignalOrTheNextLookIsDue() {
+    long seen = wakeups.generation();
+    wakeups.lookedEmpty("q", seen, System.nanoTime() + LONG);
+    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).isTrue();
+    assertThat(wakeups.skipLook("other", wakeups.generation(), LONG)).isFalse(); // never looked at
+
+    wakeups.signal(); // something new: look
+    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).isFalse();
+
+    wakeups.lookedEmpty("q", wakeups.generation(), System.nanoTime() - 1); // next look already due
+    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).as("the first takes it").isFalse();
+    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).as("the others skip").isTrue();
+  }
+
+  @Test
+  void aLookThatFoundNothingBeganBeforeASignalDoesNotLetTheNextReceiveSkip() {
+    long seen = wakeups.generation();
+    wakeups.signal(); // came while the look ran
+    wakeups.lookedEmpty("q", seen, System.nanoTime() + LONG);
+    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).isFalse();
+  }
+
+  @Test
+  void thePollerLooksWhenTheQueueComesDueNotAtItsPollInterval() {
+    AtomicInteger looked = new AtomicInteger();
+    Thread t = new Thread(() -> {
+      if (wakeups.await("q", wakeups.generation(), LONG, LONG) == Wakeups.Wake.LOOK) {
+        looked.incrementAndGet();
+      }
+    }, "poller");
+    // the queue was just looked at: next look a poll interval (30 s) ahead
+    wakeups.lookedEmpty("q", wakeups.generation(), System.nanoTime() + LONG);
+    threads.add(t);
+    t.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> t.getState() == Thread.State.TIMED_WAITING);
+
+    // a probe learnt that a delayed item comes due in 20 ms
+    wakeups.lookedEmpty("q", wakeups.generation(), System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20));
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> looked.get() == 1);
+  }
+
+  @Test
+  void theQueuesWaitedOnAreThoseWithWaitersAndThoseWaitedOnRecently() {
+    AtomicInteger woken = new AtomicInteger();
+    waiters("a", 1, woken);
+    assertThat(wakeups.waitedOn(0)).containsExactly("a");
+    assertThat(wakeups.hasWaiting("a")).isTrue();
+    assertThat(wakeups.hasWaiting("b")).isFalse();
+    assertThat(wakeups.hasWaiting(null)).isTrue();
+
+    wakeups.wakeAll();
+    await().atMost(Duration.ofSeconds(10)).until(() -> woken.get() == 1);
+    assertThat(wakeups.hasWaiting("a")).isFalse();
+    assertThat(wakeups.waitedOn(LONG)).containsExactly("a"); // within the keep time
+    assertThat(wakeups.waitedOn(0)).isEmpty();
   }
 }

@@ -1,0 +1,226 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Wake-ups of a fleet on PostgreSQL ({@link WakeRoster}): each store below stands for a worker
+ * process (its own pool, listener connection and receivers). One enqueue wakes a few stores, not
+ * all; idle receivers cost one look per queue per poll interval however many there are; a
+ * delayed item starts when it comes due, not at the next poll; a wake-up reaches a waiting
+ * receiver through stores with none; other schemas' enqueues wake nobody here.
+ */
+class PostgresWakeupTest {
+  private static final Duration LONG_POLL = Duration.ofSeconds(60);
+  private static final String QUEUE = "q";
+
+  private final List<AutoCloseable> closing = new ArrayList<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private final AtomicBoolean stop = new AtomicBoolean();
+  /** Items taken, by store index. */
+  private final ConcurrentHashMap<Long, Integer> takenBy = new ConcurrentHashMap<>();
+
+  @AfterEach
+  void tearDown() throws Exception {
+    stop.set(true);
+    for (AutoCloseable c : closing) {
+      if (c instanceof TetherStore s) {
+        s.wakeAllReceivers();
+      }
+    }
+    for (Thread t : threads) {
+      t.join(10_000);
+    }
+    for (int i = closing.size() - 1; i >= 0; i--) {
+      closing.get(i).close();
+    }
+  }
+
+  private TetherStore store(PostgresTestSchema schema) {
+    TetherStore s = TetherStore.open(schema.url(), TetherStoreConfig.builder().maximumPoolSize(3).build());
+    closing.add(s);
+    return s;
+  }
+
+  /** {@code n} receivers on {@code store} that take one item at a time and complete it. */
+  private void receivers(TetherStore store, int index, int n, Duration waitTime, Duration poll) {
+    LeaseManager leases = new LeaseManager(store, "store-" + index);
+    AcquireRequest request = AcquireRequest.one(QUEUE, Duration.ofMinutes(5));
+    for (int i = 0; i < n; i++) {
+      Thread t = new Thread(() -> {
+        while (!stop.get()) {
+          for (Lease lease : leases.acquire(request, waitTime, poll, stop::get)) {
+            takenBy.put(lease.itemId(), index);
+            leases.complete(lease.itemId(), lease.token(), null);
+          }
+        }
+      }, "receiver-" + index + "-" + i);
+      t.setDaemon(true);
+      threads.add(t);
+      t.start();
+    }
+  }
+
+  /**
+   * Waits until every store's receivers wait, its listener holds a slot of the queue, and their
+   * first looks are over (no look for a second).
+   */
+  private static void settled(List<TetherStore> stores) {
+    await().atMost(Duration.ofSeconds(30)).until(() -> stores.stream().allMatch(s ->
+        s.wakeups().hasWaiting(QUEUE) && s.roster().ownSlot(QUEUE) >= 0));
+    quiet(stores);
+  }
+
+  /** Waits until the stores' receivers have not looked for 700 ms. */
+  private static void quiet(List<TetherStore> stores) {
+    long[] last = {-1};
+    await().pollInterval(Duration.ofMillis(100)).during(Duration.ofMillis(700))
+        .atMost(Duration.ofSeconds(30)).until(() -> {
+          long now = stores.stream().mapToLong(PostgresWakeupTest::looks).sum();
+          boolean same = now == last[0];
+          last[0] = now;
+          return same;
+        });
+  }
+
+  private static long looks(TetherStore s) {
+    return s.wakeups().looks();
+  }
+
+  @Test
+  void oneEnqueueWakesAFewStoresNotEveryOneAndOtherSchemasNone() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wake_");
+        PostgresTestSchema other = new PostgresTestSchema("tether_wakeo_")) {
+      closing.add(0, schema);
+      closing.add(0, other);
+      List<TetherStore> fleet = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        TetherStore s = store(schema);
+        receivers(s, i, 4, Duration.ofSeconds(1), LONG_POLL);
+        fleet.add(s);
+      }
+      TetherStore foreign = store(other);
+      receivers(foreign, 99, 2, Duration.ofSeconds(1), LONG_POLL);
+      settled(fleet);
+      settled(List.of(foreign));
+      TetherStore producerStore = store(schema);
+      LeaseManager producer = new LeaseManager(producerStore, "producer");
+      LeaseManager foreignProducer = new LeaseManager(store(other), "foreign-producer");
+
+      for (int round = 0; round < 3; round++) {
+        long[] before = fleet.stream().mapToLong(PostgresWakeupTest::looks).toArray();
+        long foreignBefore = looks(foreign);
+        long id = producer.enqueue(NewWorkItem.of(QUEUE, "job " + round));
+        foreignProducer.enqueue(NewWorkItem.of("elsewhere", "not for this fleet"));
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
+        quiet(fleet); // the wake-ups have landed
+        int woken = 0;
+        for (int i = 0; i < fleet.size(); i++) {
+          if (looks(fleet.get(i)) > before[i]) {
+            woken++;
+          }
+        }
+        assertThat(woken).as("stores that looked after enqueue %d (of %d)", round, fleet.size())
+            .isBetween(1, WakeRoster.TARGETS);
+        assertThat(looks(foreign)).as("the other schema's receivers").isEqualTo(foreignBefore);
+      }
+    }
+  }
+
+  @Test
+  void idleReceiversLookOncePerPollIntervalHoweverManyAndOnlyReadOnly() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakei_")) {
+      closing.add(0, schema);
+      Duration poll = Duration.ofMillis(200);
+      TetherStore s = store(schema);
+      // 8 receivers that come back every 50 ms, as loops with a short wait time would
+      receivers(s, 0, 8, Duration.ofMillis(50), poll);
+      settled(List.of(s));
+      // past the receivers' first looks: the queue's looks are the poller's alone
+      await().atMost(Duration.ofSeconds(30)).until(() -> s.wakeups().probes() >= 3);
+      long looksBefore = looks(s);
+      long probesBefore = s.wakeups().probes();
+      long start = System.nanoTime();
+
+      await().atMost(Duration.ofSeconds(30)).until(() -> s.wakeups().probes() - probesBefore >= 10);
+
+      long elapsedPolls = (System.nanoTime() - start) / poll.toNanos();
+      long looked = looks(s) - looksBefore;
+      long probed = s.wakeups().probes() - probesBefore;
+      // at most one look (acquisition or probe) per poll interval: a slow machine looks less
+      // often, never more; without the shared look each of the 8 would query every 50 ms
+      assertThat(looked + probed).as("looks %d + probes %d in %d poll intervals", looked, probed, elapsedPolls)
+          .isLessThanOrEqualTo(elapsedPolls + 2);
+    }
+  }
+
+  @Test
+  void aDelayedItemStartsWhenItComesDueNotAtTheNextPoll() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_waked_")) {
+      closing.add(0, schema);
+      TetherStore s = store(schema);
+      receivers(s, 0, 2, Duration.ofSeconds(1), LONG_POLL);
+      settled(List.of(s));
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+
+      long id = producer.enqueue(NewWorkItem.builder(QUEUE).input("later")
+          .delay(Duration.ofSeconds(1)).build());
+
+      // the poll interval is a minute: only the due time learnt from the probe starts it
+      await().atMost(Duration.ofSeconds(30)).until(() -> takenBy.containsKey(id));
+    }
+  }
+
+  @Test
+  void aWakeUpIsPassedOnByStoresWithNoWaitingReceiverUntilOneHasOne() throws Exception {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakep_")) {
+      closing.add(0, schema);
+      // three stores whose receivers stop waiting (busy, say) but keep their slots, and one waiting
+      List<TetherStore> busy = new ArrayList<>();
+      List<AtomicBoolean> busyStops = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        TetherStore s = store(schema);
+        LeaseManager leases = new LeaseManager(s, "busy-" + i);
+        AtomicBoolean stopped = new AtomicBoolean();
+        busyStops.add(stopped);
+        Thread t = new Thread(() -> {
+          while (!stopped.get()) {
+            leases.acquire(AcquireRequest.one(QUEUE, Duration.ofMinutes(5)), Duration.ofSeconds(1),
+                LONG_POLL, stopped::get);
+          }
+        }, "busy-" + i);
+        t.setDaemon(true);
+        threads.add(t);
+        t.start();
+        busy.add(s);
+      }
+      settled(busy);
+      busyStops.forEach(b -> b.set(true));
+      for (TetherStore s : busy) {
+        s.wakeAllReceivers();
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> busy.stream().noneMatch(s -> s.wakeups().hasWaiting(QUEUE)));
+      TetherStore waiting = store(schema);
+      receivers(waiting, 7, 1, Duration.ofSeconds(1), LONG_POLL);
+      settled(List.of(waiting));
+      assertThat(busy).allMatch(s -> s.roster().ownSlot(QUEUE) >= 0); // kept for a while
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+
+      for (int round = 0; round < 6; round++) {
+        long id = producer.enqueue(NewWorkItem.of(QUEUE, "job " + round));
+        // a minute's poll: only a wake-up (direct or passed on) gets it there this soon
+        await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
+      }
+    }
+  }
+}
