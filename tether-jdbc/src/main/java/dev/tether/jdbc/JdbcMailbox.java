@@ -887,11 +887,12 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
 
     /**
-     * Sets the pause between database polls of a waiting receive. Sends in this process wake
-     * receivers at once, and so do other processes' sends on PostgreSQL with notifications on;
-     * the poll finds the rest (delayed messages coming due, expired leases, hand-backs by other
-     * processes, and on SQLite other processes' sends). Default: {@link
-     * TetherStore#defaultPollInterval()}.
+     * Sets the pause between database polls of a waiting receive (one poll per queue and
+     * process, however many receivers wait). Sends in this process wake receivers at once, and
+     * so do other processes' sends on PostgreSQL with notifications on; the poll finds the rest
+     * (on PostgreSQL leases other processes took that expire, and sooner where a look learnt that
+     * a delayed message or lease comes due; on SQLite delayed messages, expired leases and other
+     * processes' sends). Default: {@link TetherStore#defaultPollInterval()}.
      *
      * @param interval 1 ms to 5 s
      * @return this builder

@@ -176,8 +176,10 @@ final class NotificationListener implements Runnable {
   }
 
   /**
-   * A wake-up on this store's slot of {@code queue}: true when a receiver waits for the queue
-   * (the caller wakes it); else passes it on to one more slot unless it was passed on enough.
+   * A wake-up on this store's slot of {@code queue}: when no receiver waits for the queue, passes
+   * it on to the next slot unless it was passed on enough. Returns true: the caller signals this
+   * store's receivers either way, so that one that waits wakes, and one that comes back from its
+   * work looks instead of skipping its look ({@link Wakeups#skipLook}).
    */
   private boolean wakeOrPassOn(Connection c, String queue, String payload) throws SQLException {
     if (store.wakeups().hasWaiting(queue)) {
@@ -188,7 +190,7 @@ final class NotificationListener implements Runnable {
     if (hops < WakeRoster.MAX_HOPS && roster != null) {
       store.engineForListener().notifyItems(c, roster.passOn(c, queue), WakeRoster.payload(hops + 1, queue));
     }
-    return false;
+    return true;
   }
 
   private void cancelled(String payload) {

@@ -261,7 +261,10 @@ public final class TetherStoreConfig {
      * Sets whether, on PostgreSQL, enqueues notify ({@code pg_notify}) and waiting receivers
      * listen ({@code LISTEN}, one dedicated connection per store, opened on the first wait), so
      * that items enqueued by other processes are started within milliseconds rather than the
-     * next poll. Default true. Ignored on SQLite.
+     * next poll. An enqueue wakes a few of the stores waiting for its queue, not all (a roster
+     * of session advisory locks, one per store and queue), and a waiting receiver learns when the
+     * next delayed item or lease of its queue comes due; without notifications receivers poll
+     * every 100 ms. Default true. Ignored on SQLite.
      *
      * @param enabled whether to use notifications
      * @return this builder
