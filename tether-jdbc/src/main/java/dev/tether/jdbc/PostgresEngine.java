@@ -417,13 +417,13 @@ final class PostgresEngine implements StoreEngine {
   }
 
   /**
-   * 2 s with notifications (enqueues wake receivers, and a waiting receiver learns when the next
+   * 3 s with notifications (enqueues wake receivers, and a waiting receiver learns when the next
    * delayed item or lease comes due from its {@link #probe}: the poll only finds leases other
    * processes took since), else 100 ms.
    */
   @Override
   public Duration defaultPollInterval() {
-    return notifies() ? Duration.ofSeconds(2) : Duration.ofMillis(100);
+    return notifies() ? Duration.ofSeconds(3) : Duration.ofMillis(100);
   }
 
   /** {@code pg_notify} on each channel: delivered at commit, dropped on rollback. */

@@ -475,7 +475,7 @@ public final class TetherStore implements AutoCloseable {
 
   /**
    * Returns how often a waiting receive of this store looks at the database without a wake-up:
-   * 2 s on PostgreSQL with notifications on (an enqueue wakes receivers of a few processes, and a
+   * 3 s on PostgreSQL with notifications on (an enqueue wakes receivers of a few processes, and a
    * waiting receiver knows when the next delayed item or lease of its queue comes due; the look
    * finds leases that other processes took since), else 100 ms (SQLite hears no other process's
    * enqueue).

@@ -93,13 +93,13 @@ abstract class JdbcMailboxCompatibilityTest extends StoreTestBase {
   }
 
   @Test
-  void waitingReceiversPollEveryTwoSecondsOnlyWhereOtherProcessesSendsWakeThem() {
+  void waitingReceiversPollEveryThreeSecondsOnlyWhereOtherProcessesSendsWakeThem() {
     JdbcMailbox<String, String> m = JdbcMailbox.ofStrings(store, "q");
     boolean postgres = store.engine() == TetherStore.Engine.POSTGRESQL;
     assertThat(store.usesNotifications()).isEqualTo(postgres);
     assertThat(m.pollInterval())
         .isEqualTo(store.defaultPollInterval())
-        .isEqualTo(postgres ? Duration.ofSeconds(2) : Duration.ofMillis(100));
+        .isEqualTo(postgres ? Duration.ofSeconds(3) : Duration.ofMillis(100));
     assertThat(JdbcMailbox.builder(store, "q", Codec.utf8(), Codec.utf8())
             .pollInterval(Duration.ofMillis(7)).build().pollInterval())
         .isEqualTo(Duration.ofMillis(7));
