@@ -3,6 +3,10 @@ package dev.tether.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -34,9 +38,9 @@ final class NotificationListener implements Runnable {
   private static final long KEEP_SECONDS = 60;
 
   /** The slot channels this connection listens on, by queue; only the listener thread uses it. */
-  private final java.util.Map<String, String> slotChannels = new java.util.HashMap<>();
+  private final Map<String, String> slotChannels = new HashMap<>();
   /** The same, by channel. */
-  private final java.util.Map<String, String> slotQueues = new java.util.HashMap<>();
+  private final Map<String, String> slotQueues = new HashMap<>();
   private boolean rosterFull;
 
   private final TetherStore store;
@@ -139,10 +143,10 @@ final class NotificationListener implements Runnable {
     if (roster == null) {
       return;
     }
-    java.util.Set<String> wanted = store.wakeups().waitedOn(KEEP_SECONDS * 1_000_000_000L);
-    for (java.util.Iterator<java.util.Map.Entry<String, String>> it = slotChannels.entrySet().iterator();
+    Set<String> wanted = store.wakeups().waitedOn(KEEP_SECONDS * 1_000_000_000L);
+    for (Iterator<Map.Entry<String, String>> it = slotChannels.entrySet().iterator();
         it.hasNext(); ) {
-      java.util.Map.Entry<String, String> e = it.next();
+      Map.Entry<String, String> e = it.next();
       if (!wanted.contains(e.getKey())) {
         try (Statement st = c.createStatement()) {
           st.execute("UNLISTEN " + e.getValue());

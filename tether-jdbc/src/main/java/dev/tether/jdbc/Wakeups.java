@@ -1,7 +1,10 @@
 package dev.tether.jdbc;
 
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * How the waiting receivers of one store share their wake-ups, so that an idle process costs the
@@ -63,6 +66,10 @@ final class Wakeups {
   };
   private long generation; // guarded by this
   private long wakeAllGeneration; // guarded by this
+  /** Acquisition attempts by waiting receivers (for tests and harnesses). */
+  private final LongAdder looks = new LongAdder();
+  /** Read-only looks by waiting receivers (for tests and harnesses). */
+  private final LongAdder probes = new LongAdder();
 
   /** New items may be available: wakes one waiter of each queue. */
   synchronized void signal() {
@@ -103,9 +110,9 @@ final class Wakeups {
    * The queues a receiver waits for now or waited for within {@code withinNanos}: those whose
    * wake-ups the store's listener takes part in ({@link WakeRoster}).
    */
-  synchronized java.util.Set<String> waitedOn(long withinNanos) {
+  synchronized Set<String> waitedOn(long withinNanos) {
     long now = System.nanoTime();
-    java.util.Set<String> out = new java.util.HashSet<>();
+    Set<String> out = new HashSet<>();
     for (Map.Entry<String, Queue> e : queues.entrySet()) {
       Queue q = e.getValue();
       if (q.waiting > 0 || now - q.lastWaited < withinNanos) {
@@ -133,11 +140,6 @@ final class Wakeups {
     q.nextLook = now + pollNanos;
     return false;
   }
-
-  /** Acquisition attempts by waiting receivers (for tests and harnesses). */
-  private final java.util.concurrent.atomic.LongAdder looks = new java.util.concurrent.atomic.LongAdder();
-  /** Read-only looks by waiting receivers (for tests and harnesses). */
-  private final java.util.concurrent.atomic.LongAdder probes = new java.util.concurrent.atomic.LongAdder();
 
   void countLook() {
     looks.increment();
