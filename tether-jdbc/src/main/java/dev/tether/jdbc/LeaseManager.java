@@ -433,9 +433,11 @@ public final class LeaseManager {
     checkDelay(delay);
     ReleaseOutcome outcome = store.write("nacking item " + itemId, c -> {
       recordOutput(c, itemId, token, output);
-      ReleaseOutcome o = sql.leases().nack(c, itemId, token, delay, reason, store.now(c, clock));
-      store.notifyItems(c);
-      return o;
+      LeaseOperations.Nacked o = sql.leases().nack(c, itemId, token, delay, reason, store.now(c, clock));
+      if (o.outcome() == ReleaseOutcome.RETRY_SCHEDULED) {
+        store.notifyItems(c, o.queue(), 1);
+      }
+      return o.outcome();
     });
     store.signalItems();
     return outcome;
@@ -479,8 +481,8 @@ public final class LeaseManager {
     checkDelay(delay);
     store.write("handing back item " + itemId, c -> {
       recordOutput(c, itemId, token, output);
-      sql.leases().handBack(c, itemId, token, delay, store.now(c, clock));
-      store.notifyItems(c);
+      String queue = sql.leases().handBack(c, itemId, token, delay, store.now(c, clock));
+      store.notifyItems(c, queue, 1);
       return null;
     });
     store.signalItems();

@@ -43,7 +43,10 @@ final class LeaseOperations {
 
   /** The row of a held lease, read (and locked where the engine locks rows) before a multi-step change. */
   record Held(long id, long token, String holder, int deliveryCount, int attempts, int maxAttempts,
-      Instant heartbeatAt, String replyTo) {}
+      Instant heartbeatAt, String replyTo, String queue) {}
+
+  /** A nack's outcome and the item's queue (whose receivers a retry may wake). */
+  record Nacked(ReleaseOutcome outcome, String queue) {}
 
   private final StoreEngine engine;
   private final LeaseDiagnosis diagnosis;
@@ -143,10 +146,10 @@ final class LeaseOperations {
    * Ends a held item's attempt as failed (charged) with the caller's {@code delay} before it is
    * visible again, or dead-letters it when that was its last attempt.
    */
-  ReleaseOutcome nack(Connection c, long id, long token, Duration delay, String reason, Instant now)
+  Nacked nack(Connection c, long id, long token, Duration delay, String reason, Instant now)
       throws SQLException {
     Held h = lockHeld(c, id, token, "nack");
-    return failHeld(c, h, reason, delay, now);
+    return new Nacked(failHeld(c, h, reason, delay, now), h.queue());
   }
 
   private ReleaseOutcome failHeld(Connection c, Held h, String error, Duration delay, Instant now)
@@ -169,13 +172,14 @@ final class LeaseOperations {
   /**
    * Hands a held item back without charging its attempt (its worker is shutting down or
    * draining): pending again after {@code delay}, its progress checkpoint kept; a {@code
-   * handed_back} checkpoint.
+   * handed_back} checkpoint. Returns the item's queue.
    */
-  void handBack(Connection c, long id, long token, Duration delay, Instant now) throws SQLException {
+  String handBack(Connection c, long id, long token, Duration delay, Instant now) throws SQLException {
     Held h = lockHeld(c, id, token, "hand back");
     requeue(c, h, now.plus(delay), null, now, true);
     checkpoints.insert(c, Checkpoint.HANDED_BACK, entry(h, "handed back by its worker, attempt "
         + h.attempts() + " of " + h.maxAttempts() + " not charged; visible again after " + delay), now);
+    return h.queue();
   }
 
   /** Fails a held item at once with {@code reason} (charged); a {@code dead_lettered} checkpoint. */
@@ -314,7 +318,7 @@ final class LeaseOperations {
 
   private Held lockHeld(Connection c, long id, long token, String operation) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT lease_holder, delivery_count, attempts, max_attempts, heartbeat_at, reply_to"
+        "SELECT lease_holder, delivery_count, attempts, max_attempts, heartbeat_at, reply_to, queue"
             + " FROM tether_work_items WHERE id = ? AND lease_token = ? AND status = 'in_progress'"
             + engine.forUpdate())) {
       ps.setLong(1, id);
@@ -325,7 +329,7 @@ final class LeaseOperations {
         }
         return new Held(id, token, rs.getString("lease_holder"), rs.getInt("delivery_count"),
             rs.getInt("attempts"), rs.getInt("max_attempts"), engine.getInstant(rs, "heartbeat_at"),
-            rs.getString("reply_to"));
+            rs.getString("reply_to"), rs.getString("queue"));
       }
     }
   }

@@ -511,9 +511,9 @@ public final class TetherStore implements AutoCloseable {
   }
 
   /**
-   * Inside a transaction that made items available on a queue it does not know (a retry, a
-   * hand-back, a redrive by id): tells every listening store of the database once it commits.
-   * Does nothing where the engine does not notify.
+   * Inside a transaction that made items available on a queue it does not know (a redrive by
+   * id): tells every listening store of the schema once it commits. Does nothing where the
+   * engine does not notify.
    */
   void notifyItems(Connection c) throws SQLException {
     notifyItems(c, null, 1);

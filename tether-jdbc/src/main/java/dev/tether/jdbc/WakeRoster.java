@@ -66,7 +66,7 @@ final class WakeRoster {
 
   /**
    * The channel every listening store of this schema hears: wake-ups for items of a queue the
-   * notifier does not know (retries, hand-backs, error replies, redrives by id).
+   * notifier does not know (error replies, redrives by id).
    */
   String broadcastChannel() {
     return "tether_b" + (("tether:" + schema).hashCode() & 0x7fffffff);
