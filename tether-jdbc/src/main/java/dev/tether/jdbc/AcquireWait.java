@@ -18,7 +18,7 @@ import java.util.function.Supplier;
  * delayed item or lease comes due, so that its queue is looked at then rather than at the next
  * poll, and the poller's periodic look is the probe alone, followed by an acquisition only when
  * the probe finds something to take. A receive that starts right after an empty look with no
- * signal since skips its own look ({@link Wakeups#skipLook}), unless it does not wait at all. So an idle process costs one
+ * signal since skips its own look ({@link Wakeups#start}), unless it does not wait at all. So an idle process costs one
  * read-only statement per queue per poll interval, whatever its number of loops.
  */
 final class AcquireWait {
@@ -50,8 +50,10 @@ final class AcquireWait {
     long pollNanos = pollInterval.toNanos();
     long deadline = System.nanoTime() + waitTime.toNanos();
     // a receive that does not wait (wait time 0) always looks
-    boolean look = !unfiltered || !realClock || waitTime.isZero()
-        || !wakeups.skipLook(queue, wakeups.generation(), pollNanos);
+    Wakeups.Start start = !unfiltered || !realClock || waitTime.isZero()
+        ? Wakeups.Start.LOOK : wakeups.start(queue, wakeups.generation(), pollNanos);
+    boolean look = start == Wakeups.Start.LOOK
+        || (start == Wakeups.Start.DUE && dueLook(wakeups, queue, true, probe, pollNanos));
     while (true) {
       if (stop.getAsBoolean() || Thread.currentThread().isInterrupted()) {
         return List.of();
@@ -84,21 +86,30 @@ final class AcquireWait {
           look = true;
           break;
         case LOOK:
-          if (unfiltered && probe != null) {
-            long before = wakeups.generation();
-            QueueProbe found = probe(wakeups, probe);
-            look = found.ready();
-            if (!look) {
-              wakeups.lookedEmpty(queue, before, nextLook(found, pollNanos));
-            }
-          } else {
-            look = true;
-          }
+          look = dueLook(wakeups, queue, unfiltered, probe, pollNanos);
           break;
         default: // TIMEOUT, INTERRUPTED
           return List.of();
       }
     }
+  }
+
+  /**
+   * The queue's periodic look: where the engine has a probe, the probe alone, and true (acquire)
+   * only when it finds something to take; else true.
+   */
+  private static boolean dueLook(
+      Wakeups wakeups, String queue, boolean unfiltered, Supplier<QueueProbe> probe, long pollNanos) {
+    if (!unfiltered || probe == null) {
+      return true;
+    }
+    long before = wakeups.generation();
+    QueueProbe found = probe(wakeups, probe);
+    if (found.ready()) {
+      return true;
+    }
+    wakeups.lookedEmpty(queue, before, nextLook(found, pollNanos));
+    return false;
   }
 
   private static QueueProbe probe(Wakeups wakeups, Supplier<QueueProbe> probe) {

@@ -156,6 +156,7 @@ final class NotificationListener implements Runnable {
         it.remove();
       }
     }
+    boolean claimed = false;
     for (String queue : wanted) {
       if (slotChannels.containsKey(queue)) {
         continue;
@@ -175,7 +176,11 @@ final class NotificationListener implements Runnable {
       }
       slotChannels.put(queue, channel);
       slotQueues.put(channel, queue);
+      claimed = true;
       LOG.debug("Listening for wake-ups of queue '{}' on {} (slot {})", queue, description, slot);
+    }
+    if (claimed) {
+      store.signalItems(); // what was enqueued before the slot was there woke nobody here
     }
   }
 
@@ -183,7 +188,7 @@ final class NotificationListener implements Runnable {
    * A wake-up on this store's slot of {@code queue}: when no receiver waits for the queue, passes
    * it on to the next slot unless it was passed on enough. Returns true: the caller signals this
    * store's receivers either way, so that one that waits wakes, and one that comes back from its
-   * work looks instead of skipping its look ({@link Wakeups#skipLook}).
+   * work looks instead of skipping its look ({@link Wakeups#start}).
    */
   private boolean wakeOrPassOn(Connection c, String queue, String payload) throws SQLException {
     if (store.wakeups().hasWaiting(queue)) {

@@ -22,7 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * it listens on that slot's channel ({@link #channel}). The lock is the slot's liveness:
  * PostgreSQL releases it when the session ends, a crashed process included, so the roster of a
  * queue is the granted advisory locks of its key in {@code pg_locks}, which a notifying store
- * reads at most once per {@link #REFRESH_NANOS} per queue and caches. An enqueue notifies
+ * reads at most once per {@link #REFRESH_NANOS} per queue (an empty roster at most every {@link
+ * #EMPTY_REFRESH_NANOS}) and caches; a store that takes a new slot has its receivers look once,
+ * for what was enqueued before anyone could notify it. An enqueue notifies
  * {@link #TARGETS} slots of its queue (more for a batch) chosen in rotation, never its own
  * store's; a store woken with no receiver waiting for the queue passes the wake-up on to the next
  * slot of the ring, at most {@link #MAX_HOPS} times. Keys are per schema and queue, so that stores of other
@@ -39,6 +41,8 @@ final class WakeRoster {
   static final int MAX_HOPS = 3;
   /** How long a read of a queue's roster is used before it is read again. */
   static final long REFRESH_NANOS = 1_000_000_000L;
+  /** How long a read that found no slot is used: a store that just began to wait is heard soon. */
+  static final long EMPTY_REFRESH_NANOS = 100_000_000L;
   /** Queues whose rosters are cached at most (the cache is dropped beyond). */
   private static final int CACHED = 1024;
 
@@ -172,7 +176,7 @@ final class WakeRoster {
   private int[] current(Connection c, String queue) throws SQLException {
     long now = System.nanoTime();
     Read last = reads.get(queue);
-    if (last != null && now - last.at() < REFRESH_NANOS) {
+    if (last != null && now - last.at() < (last.slots().length == 0 ? EMPTY_REFRESH_NANOS : REFRESH_NANOS)) {
       return last.slots();
     }
     List<Integer> found = new ArrayList<>();

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
  *       due ({@link #lookedEmpty}). The others wait for a signal or their own wait time. A poller
  *       that leaves hands the role on.
  *   <li>A receive that starts while its queue's last look found nothing, no signal came since,
- *       and the next look is not due yet {@linkplain #skipLook skips its own look} and waits: an
+ *       and the next look is not due yet {@linkplain #start skips its own look} and waits: an
  *       idle loop that calls {@code receive} again after its wait time costs no statement.
  *   <li>{@link #wakeAll()} (a mailbox or the store closing) wakes every waiter.
  * </ul>
@@ -122,23 +122,34 @@ final class Wakeups {
     return out;
   }
 
+  /** What a receive that starts should do first ({@link #start}). */
+  enum Start {
+    /** Look (acquire): something may have come since the queue's last look. */
+    LOOK,
+    /** Nothing came since the last empty look, but the queue's next look is due: take it. */
+    DUE,
+    /** Nothing came since the last empty look and the next is not due: wait. */
+    WAIT
+  }
+
   /**
-   * Whether a receiver of {@code queue} that read {@code seen} can wait without looking: the
-   * queue's last look found nothing at that same generation (no signal since) and its next look
-   * is not due yet. When it is due, the first receiver to ask takes it (false; the next look is
-   * then put {@code pollNanos} ahead until it says what it found) and the others skip.
+   * What a receiver of {@code queue} that read {@code seen} does first: {@link Start#WAIT} when
+   * the queue's last look found nothing at that same generation (no signal since) and its next
+   * look is not due yet; {@link Start#DUE} for the first to ask once it is due (the next look is
+   * then put {@code pollNanos} ahead until it says what it found; the others wait); else {@link
+   * Start#LOOK}.
    */
-  synchronized boolean skipLook(String queue, long seen, long pollNanos) {
+  synchronized Start start(String queue, long seen, long pollNanos) {
     Queue q = queues.get(queue);
     if (q == null || q.emptyGeneration != seen || seen != generation) {
-      return false;
+      return Start.LOOK;
     }
     long now = System.nanoTime();
     if (now - q.nextLook < 0) {
-      return true;
+      return Start.WAIT;
     }
     q.nextLook = now + pollNanos;
-    return false;
+    return Start.DUE;
   }
 
   void countLook() {

@@ -106,15 +106,17 @@ class WakeupsTest {
   void aReceiveRightAfterAnEmptyLookSkipsItsOwnUntilASignalOrTheNextLookIsDue() {
     long seen = wakeups.generation();
     wakeups.lookedEmpty("q", seen, System.nanoTime() + LONG);
-    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).isTrue();
-    assertThat(wakeups.skipLook("other", wakeups.generation(), LONG)).isFalse(); // never looked at
+    assertThat(wakeups.start("q", wakeups.generation(), LONG)).isEqualTo(Wakeups.Start.WAIT);
+    assertThat(wakeups.start("other", wakeups.generation(), LONG)).isEqualTo(Wakeups.Start.LOOK);
 
     wakeups.signal(); // something new: look
-    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).isFalse();
+    assertThat(wakeups.start("q", wakeups.generation(), LONG)).isEqualTo(Wakeups.Start.LOOK);
 
     wakeups.lookedEmpty("q", wakeups.generation(), System.nanoTime() - 1); // next look already due
-    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).as("the first takes it").isFalse();
-    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).as("the others skip").isTrue();
+    assertThat(wakeups.start("q", wakeups.generation(), LONG)).as("the first takes it")
+        .isEqualTo(Wakeups.Start.DUE);
+    assertThat(wakeups.start("q", wakeups.generation(), LONG)).as("the others wait")
+        .isEqualTo(Wakeups.Start.WAIT);
   }
 
   @Test
@@ -122,7 +124,7 @@ class WakeupsTest {
     long seen = wakeups.generation();
     wakeups.signal(); // came while the look ran
     wakeups.lookedEmpty("q", seen, System.nanoTime() + LONG);
-    assertThat(wakeups.skipLook("q", wakeups.generation(), LONG)).isFalse();
+    assertThat(wakeups.start("q", wakeups.generation(), LONG)).isEqualTo(Wakeups.Start.LOOK);
   }
 
   @Test
