@@ -99,7 +99,13 @@ final class DeferredAcknowledgements {
    */
   void add(LeaseManager leases, long id, long token, byte[] output) {
     int count = unflushed.incrementAndGet(); // before it can run: the count never goes negative
-    GroupCommitter.Completion c = leases.completeDeferred(id, token, output, this::ran);
+    GroupCommitter.Completion c;
+    try {
+      c = leases.completeDeferred(id, token, output, this::ran);
+    } catch (RuntimeException e) {
+      unflushed.decrementAndGet(); // refused before it was queued (an output over the limit)
+      throw e;
+    }
     queued.add(new Entry(c, now()));
     if (count >= maxBatch || closed) {
       flush(); // the count bound, or close() may have flushed before this was queued
