@@ -1109,7 +1109,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
      * finished work may run twice. An acknowledgement refused at commit (its lease was lost: the
      * message belongs to a newer delivery) is not applied and cannot be thrown to the handler any
      * more: it is logged at WARN with the message id and counted in {@link
-     * JdbcMailbox#deferredAcknowledgementsRefused()}. Leases: {@code maxDelay} is at most {@link
+     * JdbcMailbox#deferredAcknowledgementsRefused()} (a {@link dev.tether.loop.MainLoop}'s listener
+     * has already heard {@code completed} for it, when it was queued). Leases: {@code maxDelay} is at most {@link
      * JdbcMailbox#MAX_DEFERRED_DELAY}, and receives must ask for a visibility timeout of at least {@link
      * JdbcMailbox#MIN_LEASE_PER_DELAY} x {@code maxDelay}, so a queued completion commits long before its
      * lease could expire; a message whose acknowledgement is queued refuses every later
