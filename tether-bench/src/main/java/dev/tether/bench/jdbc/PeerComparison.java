@@ -71,8 +71,8 @@ import org.sqlite.SQLiteDataSource;
  *       {@code LeaseManager.acquire(batch 10)} + {@code complete} (drainLM), and via {@code
  *       receive(10)} + {@code JdbcMailbox.acknowledgeAll} (drainB), and via {@code receive(10)} +
  *       per-message {@code acknowledge()} on a mailbox with deferred acknowledgements, {@code
- *       deferredAcknowledgements(}{@value #DEFER_BATCH}{@code , }{@value #DEFER_DELAY_MS}{@code
- *       ms)} (drainD, the opt-in mode "deferred"; timed until the last acknowledgement is durable:
+ *       deferredAcknowledgements(64, 5 ms)} (drainD, the opt-in mode "deferred"; {@code
+ *       -Dpeer.deferBatch} and {@code -Dpeer.deferDelayMs} change the two; timed until the last acknowledgement is durable:
  *       the mailbox's close is inside the timing); db-scheduler via its own executor of {@code
  *       workers} threads, timed until the table is empty);
  *   <li>lat p50/p99: enqueue-to-start latency on an idle worker (200 items sent 10 ms apart),
@@ -86,9 +86,9 @@ public final class PeerComparison {
 
   private static final int LATENCY_SAMPLES = 200;
   private static final Duration DB_SCHEDULER_POLL = Duration.ofMillis(100);
-  /** drainD's {@code deferredAcknowledgements(maxBatch, maxDelay)}. */
-  static final int DEFER_BATCH = 64;
-  static final int DEFER_DELAY_MS = 5;
+  /** drainD's {@code deferredAcknowledgements(maxBatch, maxDelay)}: 64 and 5 ms unless set. */
+  static final int DEFER_BATCH = Integer.getInteger("peer.deferBatch", 64);
+  static final int DEFER_DELAY_MS = Integer.getInteger("peer.deferDelayMs", 5);
 
   /** One backend: how to get a fresh database for one run. */
   private enum Backend {
