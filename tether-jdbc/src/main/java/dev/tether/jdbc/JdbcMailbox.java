@@ -514,10 +514,9 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
    * acknowledgement queued so far and returns once each was applied or refused (refusals are
    * logged and counted in {@link #deferredAcknowledgementsRefused()}). In the default mode there
    * is nothing to flush: returns at once. A {@link dev.tether.loop.MainLoop} calls this when it
-   * stops.
-   *
-   * @throws MailboxConnectionException never for the queued acknowledgements themselves: one
-   *     whose commit failed is counted in {@link #deferredAcknowledgementsFailed()}
+   * stops. A queued acknowledgement whose commit failed (the database unreachable) is not thrown
+   * here: it is logged and counted in {@link #deferredAcknowledgementsFailed()}, and its message
+   * is redelivered when its lease expires.
    */
   @Override
   public void flushAcknowledgements() {
