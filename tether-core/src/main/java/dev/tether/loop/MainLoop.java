@@ -53,7 +53,9 @@ import org.slf4j.LoggerFactory;
  * {@link WorkContext#shouldStop()}, is not interrupted, and is allowed to finish; when it gives up
  * with {@link WorkStoppedException} ({@link WorkStoppedException.Reason#SHUTDOWN}) or an {@link
  * InterruptedException}, its message is handed back, not charged, with its latest checkpoint. A
- * {@link LoopGroup} drains its loops first and shuts them down when its drain timeout ends.
+ * {@link LoopGroup} drains its loops first and shuts them down when its drain timeout ends. When
+ * the loop stops it calls {@link Mailbox#flushAcknowledgements()}, so that a mailbox deferring
+ * its acknowledgements makes them durable before the loop's thread is released.
  *
  * <h2>Deadline</h2>
  *
@@ -223,11 +225,25 @@ public final class MainLoop<T, R> implements WorkLoop {
         }
       }
     } finally {
+      flushAcknowledgements();
       synchronized (phaseLock) {
         runner = null;
         running = false;
       }
       log.info("MainLoop '{}' stopped", name);
+    }
+  }
+
+  /**
+   * When the loop stops (drained, shut down or done): makes the acknowledgements the mailbox
+   * accepted durable, for a mailbox that defers them ({@link Mailbox#flushAcknowledgements()}).
+   */
+  private void flushAcknowledgements() {
+    try {
+      requests.flushAcknowledgements();
+    } catch (RuntimeException e) {
+      log.warn("MainLoop '{}': could not flush the acknowledgements of mailbox '{}'; those not"
+          + " durable are redelivered when their leases expire", name, requests.name(), e);
     }
   }
 

@@ -195,6 +195,14 @@ public interface Mailbox<T, R> extends AutoCloseable {
     return true;
   }
 
+  /**
+   * Makes every acknowledgement this mailbox accepted so far durable, for a mailbox that may
+   * return from {@link Message#acknowledge()} before the acknowledgement is durable (an opt-in
+   * mode of some mailboxes); returns once they are. {@link dev.tether.loop.MainLoop} calls it when
+   * it stops. The default does nothing: acknowledgements are durable when they return.
+   */
+  default void flushAcknowledgements() {}
+
   /** Closes the mailbox and wakes blocked receivers; idempotent. */
   @Override
   void close();

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 /**
  * Group commit of completions (acknowledgements): up to {@code parallelGroups} callers commit at
@@ -34,6 +35,13 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Wake-ups are targeted: each waiting caller parks its own thread; a leader unparks exactly the
  * callers whose completions it committed, and when it steps down, the caller of the oldest queued
  * completion, which then leads the next group.
+ *
+ * <p>Deferred completions ({@link #defer}, for {@link JdbcMailbox.Builder#deferredAcknowledgements})
+ * are queued like the others but nobody waits for them: they ride in the next group any caller
+ * leads (a receive's acquisition, another acknowledgement), or in a group led by {@link #flush},
+ * and their outcome goes to a callback run by the leader. A queued deferred completion has no
+ * waiter until a flush adopts it, so a stepping-down leader hands off to the oldest queued
+ * completion that has one.
  *
  * <p>No thread of its own: the leader is one of the callers. Thread-safe.
  */
@@ -64,7 +72,14 @@ final class GroupCommitter {
     final long token;
     final byte[] output;
     final Clock clock;
-    final Thread waiter;
+    /**
+     * The thread to unpark when done: the caller, or for a deferred completion null until a
+     * {@link #flush} adopts it. Written before the adopter reads {@code done}; read after the
+     * leader wrote {@code done}, so one of the two sees the other.
+     */
+    volatile Thread waiter;
+    /** For a deferred completion: told of the outcome by the leader, before {@code done}. */
+    final Consumer<Completion> onDone;
     /** Non-null for an acquisition (then id, token and output are unused). */
     final AcquireRequest acquire;
     final String holder;
@@ -73,22 +88,33 @@ final class GroupCommitter {
     volatile RuntimeException error;
 
     Completion(long id, long token, byte[] output, Clock clock) {
-      this(id, token, output, clock, null, null);
+      this(id, token, output, clock, null, null, null);
     }
 
-    private Completion(
-        long id, long token, byte[] output, Clock clock, AcquireRequest acquire, String holder) {
+    private Completion(long id, long token, byte[] output, Clock clock, AcquireRequest acquire,
+        String holder, Consumer<Completion> onDone) {
       this.id = id;
       this.token = token;
       this.output = output;
       this.clock = clock;
       this.acquire = acquire;
       this.holder = holder;
-      this.waiter = Thread.currentThread();
+      this.onDone = onDone;
+      this.waiter = onDone == null ? Thread.currentThread() : null;
+    }
+
+    /** Whether its group has run (committed, refused it, or failed). */
+    boolean isDone() {
+      return done;
+    }
+
+    /** Its refusal or its group's failure once done; null when applied. */
+    RuntimeException error() {
+      return error;
     }
 
     static Completion acquisition(AcquireRequest request, String holder, Clock clock) {
-      return new Completion(Long.MAX_VALUE, 0, null, clock, request, holder);
+      return new Completion(Long.MAX_VALUE, 0, null, clock, request, holder, null);
     }
   }
 
@@ -148,6 +174,38 @@ final class GroupCommitter {
   }
 
   /**
+   * Queues a completion without waiting for it: it commits in the next group any caller leads
+   * (or one {@link #flush} leads), a conditional update on (id, lease token, status) like every
+   * other. {@code onDone} is told the outcome ({@link Completion#error()} null when applied) by
+   * the leader, on the leader's thread, before the completion counts as done; it must be quick and
+   * must not throw (what it throws is dropped).
+   */
+  Completion defer(long id, long token, byte[] output, Clock clock, Consumer<Completion> onDone) {
+    Completion c = new Completion(id, token, output, clock, null, null, java.util.Objects.requireNonNull(onDone));
+    pending.add(c);
+    return c;
+  }
+
+  /**
+   * Returns once every one of {@code queued} (deferred completions from {@link #defer}) has
+   * run, leading groups when no other leader is committing them. A completion that already ran
+   * is skipped. The same completion must not be flushed by two threads at once.
+   */
+  void flush(List<Completion> queued) {
+    List<Completion> mine = new ArrayList<>(queued.size());
+    Thread me = Thread.currentThread();
+    for (Completion c : queued) {
+      c.waiter = me; // before awaitDone reads done: a leader finishing it now unparks us
+      if (!c.done) {
+        mine.add(c);
+      }
+    }
+    if (!mine.isEmpty()) {
+      awaitDone(mine);
+    }
+  }
+
+  /**
    * Runs {@code members} (completions and acquisitions, all of this thread) in as few groups as
    * possible; one group when there are at most {@link #MAX_GROUP} and no other leader took some
    * of them. For tests of fused groups. Returns when all are done; each carries its outcome.
@@ -172,6 +230,11 @@ final class GroupCommitter {
 
   private void await(List<Completion> mine) {
     pending.addAll(mine);
+    awaitDone(mine);
+  }
+
+  /** Waits until all of {@code mine} (queued, with this thread as waiter) are done, leading. */
+  private void awaitDone(List<Completion> mine) {
     boolean interrupted = false;
     while (!allDone(mine)) {
       if (leaders.tryAcquire()) {
@@ -203,14 +266,18 @@ final class GroupCommitter {
   }
 
   /**
-   * After a leader released its permit: wakes the caller of the oldest queued completion, if
-   * any, to lead its group. A completion queued after this look found the permit free (it was
-   * released before), so its own caller leads.
+   * After a leader released its permit: wakes the caller of the oldest queued completion that
+   * has one, if any, to lead its group (a deferred completion no flush adopted has none: it waits
+   * for the next group). A completion queued or adopted after this look found the permit free
+   * (it was released before), so its own caller leads.
    */
   private void handOff() {
-    Completion head = pending.peek();
-    if (head != null) {
-      LockSupport.unpark(head.waiter);
+    for (Completion c : pending) {
+      Thread w = c.waiter;
+      if (w != null) {
+        LockSupport.unpark(w);
+        return;
+      }
     }
   }
 
@@ -240,20 +307,27 @@ final class GroupCommitter {
       for (int i = 0; i < group.completions.size(); i++) {
         group.completions.get(i).error = refusals.get(i);
       }
-      for (Completion x : members) {
-        x.done = true;
-      }
     } catch (RuntimeException e) {
       for (Completion x : members) {
         x.error = e;
-        x.done = true;
       }
+    }
+    for (Completion x : members) {
+      if (x.onDone != null) {
+        try {
+          x.onDone.accept(x);
+        } catch (RuntimeException e) {
+          // a callback's failure must not stop the others or the group's callers
+        }
+      }
+      x.done = true;
     }
     // Committed (or failed) callers return now, while the next group forms.
     Thread me = Thread.currentThread();
     for (Completion x : members) {
-      if (x.waiter != me) {
-        LockSupport.unpark(x.waiter);
+      Thread w = x.waiter;
+      if (w != null && w != me) {
+        LockSupport.unpark(w);
       }
     }
     return true;

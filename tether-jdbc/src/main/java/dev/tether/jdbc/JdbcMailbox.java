@@ -60,6 +60,18 @@ import org.slf4j.LoggerFactory;
  * unencodable or oversized body {@link SerializationException} (nothing written). A stored body
  * that cannot be decoded is dead-lettered when it is received, never handed to a handler.
  *
+ * <p><b>Acknowledgement modes.</b> By default every acknowledgement is durable when {@code
+ * acknowledge()} (or {@code replyAndAcknowledge}) returns. For queues of short items, {@link
+ * Builder#deferredAcknowledgements(int, Duration)} turns on <i>deferred acknowledgements</i>: the
+ * call returns once the completion is queued, and queued completions commit in groups, each
+ * still a conditional update on (id, lease token, status), at the latest when {@code maxBatch}
+ * are queued or the oldest has waited {@code maxDelay} (usually sooner: a receive's acquisition
+ * carries them in its own statement). The price: a crash (or a process killed before {@link
+ * #close()} or {@link #flushAcknowledgements()}) loses the acknowledgements still queued, at most
+ * about one batch, and their already-finished messages are delivered again when their leases
+ * expire (at-least-once, as before); a stale acknowledgement can no longer be thrown to its
+ * caller and is logged and counted instead ({@link #deferredAcknowledgementsRefused()}).
+ *
  * <p>Thread-safe. {@link #receive} long-polls the database, woken at once by sends in this
  * process and, on PostgreSQL with notifications on, by other processes' sends (see {@link
  * TetherStore#defaultPollInterval()}); {@link #close()} wakes waiting receivers at once. Closing
@@ -70,6 +82,19 @@ import org.slf4j.LoggerFactory;
  */
 public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   private static final Logger LOG = LoggerFactory.getLogger(JdbcMailbox.class);
+
+  /**
+   * With {@link Builder#deferredAcknowledgements deferred acknowledgements}, the shortest
+   * visibility timeout a receive accepts, in multiples of the mode's {@code maxDelay}: a queued
+   * acknowledgement commits well before its lease can expire.
+   */
+  public static final int MIN_LEASE_PER_DELAY = 10;
+
+  /** Largest {@code maxBatch} of {@link Builder#deferredAcknowledgements}: one group's size. */
+  public static final int MAX_DEFERRED_BATCH = GroupCommitter.MAX_GROUP;
+
+  /** Longest {@code maxDelay} of {@link Builder#deferredAcknowledgements}. */
+  public static final Duration MAX_DEFERRED_DELAY = Duration.ofSeconds(1);
 
   /** Default largest encoded body: 256 KiB, as in SQS. */
   public static final int DEFAULT_MAX_BODY_BYTES = 256 * 1024;
@@ -84,6 +109,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
   private final boolean keepResults;
   private final Duration pollInterval;
   private final LeaseManager leases;
+  /** Null in the default mode (every acknowledgement durable on return). */
+  private final DeferredAcknowledgements deferred;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private JdbcMailbox(Builder<T, R> b) {
@@ -99,6 +126,9 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     this.leases = new LeaseManager(store, b.holder,
         LeaseManagerConfig.defaults().withClock(b.clock));
     store.registerQueue(queue, maxAttempts, capacity);
+    this.deferred = b.deferMaxBatch == 0 ? null
+        : new DeferredAcknowledgements(queue, b.deferMaxBatch, b.deferMaxDelay, store.committer(),
+            leases.clock());
   }
 
   /**
@@ -322,6 +352,13 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     }
     checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
     checkTimeout("waitTime", waitTime, MAX_WAIT_TIME);
+    if (deferred != null
+        && visibilityTimeout.compareTo(deferred.maxDelay().multipliedBy(MIN_LEASE_PER_DELAY)) < 0) {
+      throw new InvalidParameterException("visibilityTimeout must be at least " + MIN_LEASE_PER_DELAY
+          + " x the deferred acknowledgements' maxDelay of mailbox '" + queue + "' ("
+          + deferred.maxDelay().multipliedBy(MIN_LEASE_PER_DELAY) + "), was " + visibilityTimeout
+          + ": a queued acknowledgement must commit well before its lease expires");
+    }
     AcquireRequest request = new AcquireRequest(queue, visibilityTimeout, maxMessages, null, null);
     long[] requestedAt = new long[1]; // the start of the attempt that took the leases
     List<Lease> got = call(() -> AcquireWait.acquire(store, request, () -> {
@@ -456,11 +493,86 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     return store.isAvailable();
   }
 
+  /**
+   * Closes the mailbox: wakes waiting receivers at once and, with {@link
+   * Builder#deferredAcknowledgements deferred acknowledgements}, commits every queued
+   * acknowledgement and waits for it before it stops the flusher thread (acknowledgements after
+   * this are durable on return, as in the default mode). Does not close the store.
+   */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
       store.wakeAllReceivers();
+      if (deferred != null) {
+        deferred.close();
+      }
     }
+  }
+
+  /**
+   * With {@link Builder#deferredAcknowledgements deferred acknowledgements}: commits every
+   * acknowledgement queued so far and returns once each was applied or refused (refusals are
+   * logged and counted in {@link #deferredAcknowledgementsRefused()}). In the default mode there
+   * is nothing to flush: returns at once. A {@link dev.tether.loop.MainLoop} calls this when it
+   * stops. A queued acknowledgement whose commit failed (the database unreachable) is not thrown
+   * here: it is logged and counted in {@link #deferredAcknowledgementsFailed()}, and its message
+   * is redelivered when its lease expires.
+   */
+  @Override
+  public void flushAcknowledgements() {
+    if (deferred != null) {
+      deferred.flush();
+    }
+  }
+
+  /**
+   * Whether this mailbox defers acknowledgements ({@link Builder#deferredAcknowledgements}).
+   *
+   * @return false in the default mode
+   */
+  public boolean defersAcknowledgements() {
+    return deferred != null;
+  }
+
+  /**
+   * Deferred acknowledgements queued and not yet committed (0 in the default mode).
+   *
+   * @return the count
+   */
+  public int pendingAcknowledgements() {
+    return deferred == null ? 0 : deferred.unflushed();
+  }
+
+  /**
+   * Deferred acknowledgements refused when they were committed, not applied: the lease token was
+   * stale (the lease expired and the message was redelivered, or it was cancelled or finalized).
+   * Each is also logged at WARN with the message's id. Always 0 in the default mode, where the
+   * refusal is thrown to the caller.
+   *
+   * @return the count since the mailbox was built
+   */
+  public long deferredAcknowledgementsRefused() {
+    return deferred == null ? 0 : deferred.refused();
+  }
+
+  /**
+   * Deferred acknowledgements whose commit failed (the database could not be reached), not
+   * applied: their messages are redelivered when their leases expire. Each is also logged at
+   * WARN. Always 0 in the default mode, where the failure is thrown to the caller.
+   *
+   * @return the count since the mailbox was built
+   */
+  public long deferredAcknowledgementsFailed() {
+    return deferred == null ? 0 : deferred.failed();
+  }
+
+  /**
+   * Deferred acknowledgements committed and applied. Always 0 in the default mode.
+   *
+   * @return the count since the mailbox was built
+   */
+  public long deferredAcknowledgementsCommitted() {
+    return deferred == null ? 0 : deferred.committed();
   }
 
   @Override
@@ -531,6 +643,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private volatile byte[] progress;
     private volatile Supplier<OutputTail> outputSource;
     private volatile long outputBytesSent = -1;
+    /** Its completion is queued (deferred mode): no further operation may go to the store. */
+    private volatile boolean acknowledgedDeferred;
 
     JdbcMessage(Lease lease, T body, long requestedAt) {
       this.id = lease.itemId();
@@ -637,6 +751,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
             + "' is " + data.length + " bytes, over the limit of " + MAX_CHECKPOINT_BYTES
             + "; nothing was written: keep large state elsewhere and checkpoint a reference");
       }
+      notDeferred("checkpoint");
       byte[] copy = data.clone();
       call(() -> {
         leases.checkpoint(id, token, copy);
@@ -652,6 +767,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public void flushOutput() {
+      notDeferred("flushOutput");
       OutputTail out = output(true);
       if (out == null) {
         return;
@@ -681,16 +797,46 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       return out;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>With {@link Builder#deferredAcknowledgements deferred acknowledgements}, returns once the
+     * completion is queued (see there); a second acknowledgement or any later operation on the
+     * message then throws {@link MessageFinalizedException} without going to the store.
+     */
     @Override
     public void acknowledge() {
+      if (deferred != null) {
+        deferAcknowledge(null, "acknowledge");
+        return;
+      }
       call(() -> {
         leases.complete(id, token, null);
         return null;
       }, "acknowledge");
     }
 
+    private void deferAcknowledge(byte[] output, String op) {
+      notDeferred(op);
+      call(() -> {
+        deferred.add(leases, id, token, output);
+        return null;
+      }, op);
+      acknowledgedDeferred = true;
+    }
+
+    /** Refuses an operation on a message whose completion is queued, as the store would. */
+    private void notDeferred(String op) {
+      if (acknowledgedDeferred) {
+        throw new MessageFinalizedException("message " + id + " of mailbox '" + queue
+            + "' was already acknowledged (its deferred acknowledgement is queued or committed);"
+            + " cannot " + op);
+      }
+    }
+
     @Override
     public void handBack() {
+      notDeferred("handBack");
       call(() -> {
         leases.handBack(id, token, Duration.ZERO, output(false));
         return null;
@@ -700,6 +846,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public NackOutcome nack(Duration visibilityTimeout, String reason) {
       checkTimeout("visibilityTimeout", visibilityTimeout, MAX_VISIBILITY_TIMEOUT);
+      notDeferred("nack");
       OutputTail out = output(false);
       ReleaseOutcome outcome = call(() -> leases.nack(id, token, visibilityTimeout, reason, out), "nack");
       return outcome == ReleaseOutcome.FAILED ? NackOutcome.DEAD_LETTERED : NackOutcome.RETRY_SCHEDULED;
@@ -708,6 +855,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void extendVisibility(Duration timeout) {
       checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
+      notDeferred("extendVisibility");
       OutputTail out = output(true);
       call(() -> leases.renew(id, token, timeout, out), "extendVisibility");
       if (out != null) {
@@ -738,6 +886,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
             + "' was sent without a reply-to mailbox; nothing was sent");
       }
       Objects.requireNonNull(replyBody, "body");
+      notDeferred("reply");
       NewWorkItem reply = replyItem(encode(replyCodec, replyBody, "reply"));
       call(() -> {
         leases.reply(id, token, reply, replyCapacity());
@@ -745,12 +894,25 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
       }, "reply");
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>With {@link Builder#deferredAcknowledgements deferred acknowledgements}, a message
+     * without a reply-to is acknowledged as {@link #acknowledge()} is (deferred, with the result
+     * as output when results are kept); one with a reply-to is replied to and acknowledged in one
+     * transaction before this returns, as in the default mode (the reply must not wait).
+     */
     @Override
     public void replyAndAcknowledge(R replyBody) {
       byte[] bytes = replyTo != null || (keepResults && replyBody != null)
           ? encode(replyCodec, Objects.requireNonNull(replyBody, "body"), "reply")
           : null;
       byte[] output = keepResults ? bytes : null;
+      if (replyTo == null && deferred != null) {
+        deferAcknowledge(output, "replyAndAcknowledge");
+        return;
+      }
+      notDeferred("replyAndAcknowledge");
       if (replyTo == null) {
         call(() -> {
           leases.complete(id, token, output);
@@ -778,6 +940,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
 
     @Override
     public void deadLetter(String reason) {
+      notDeferred("deadLetter");
       OutputTail out = output(false);
       call(() -> {
         leases.deadLetter(id, token, reason, out);
@@ -805,6 +968,8 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private Clock clock;
     private Duration pollInterval;
     private String holder = "mailbox-" + UUID.randomUUID();
+    private int deferMaxBatch;
+    private Duration deferMaxDelay;
 
     private Builder(TetherStore store, String queue, Codec<T> bodyCodec, Codec<R> replyCodec) {
       this.store = Objects.requireNonNull(store, "store");
@@ -920,6 +1085,61 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
         throw new IllegalArgumentException("holder must not be blank");
       }
       this.holder = holder;
+      return this;
+    }
+
+    /**
+     * Turns on <i>deferred acknowledgements</i>, for queues of short items: {@link
+     * Message#acknowledge()} and {@link Message#replyAndAcknowledge} (for a message without a
+     * reply-to) return once the completion is queued, without waiting for it to be durable. Off by
+     * default: every acknowledgement is durable on return.
+     *
+     * <p>How queued completions commit: in the store's group commit, each a conditional update on
+     * (id, lease token, status), so fencing is unchanged; usually with the next receive of any
+     * mailbox of the store (its acquisition shares the statement), else when {@code maxBatch} of
+     * this mailbox's are queued (the acknowledgement that reaches the bound commits them all
+     * before it returns), else when the oldest has waited {@code maxDelay} (a daemon thread of
+     * this mailbox, {@code tether-ack-flusher-<queue>-<n>}, started by {@link #build()} and
+     * stopped by {@link JdbcMailbox#close()}). {@link JdbcMailbox#close()} and {@link
+     * JdbcMailbox#flushAcknowledgements()} commit all queued and wait for them.
+     *
+     * <p>The price: a crash loses what is queued, at most {@code maxBatch} acknowledgements (plus
+     * one for each other thread acknowledging at that instant), and those already-finished
+     * messages are delivered again when their leases expire: at-least-once, as before, but
+     * finished work may run twice. An acknowledgement refused at commit (its lease was lost: the
+     * message belongs to a newer delivery) is not applied and cannot be thrown to the handler any
+     * more: it is logged at WARN with the message id and counted in {@link
+     * JdbcMailbox#deferredAcknowledgementsRefused()} (a {@link dev.tether.loop.MainLoop}'s listener
+     * has already heard {@code completed} for it, when it was queued). Leases: {@code maxDelay} is at most {@link
+     * JdbcMailbox#MAX_DEFERRED_DELAY}, and receives must ask for a visibility timeout of at least {@link
+     * JdbcMailbox#MIN_LEASE_PER_DELAY} x {@code maxDelay}, so a queued completion commits long before its
+     * lease could expire; a message whose acknowledgement is queued refuses every later
+     * operation (extension, checkpoint, nack, ...) with {@link MessageFinalizedException}, so it
+     * is never renewed after it was acknowledged. Replies are never deferred: a message with a
+     * reply-to is replied to and acknowledged in one transaction, durable on return.
+     *
+     * <p>Works on SQLite and PostgreSQL; on PostgreSQL completions without output commit in the
+     * same statement as the receives they ride with.
+     *
+     * @param maxBatch the most acknowledgements queued before the acknowledging thread commits
+     *     them: 1 to {@value JdbcMailbox#MAX_DEFERRED_BATCH}
+     * @param maxDelay the longest an acknowledgement stays queued when nothing else commits it:
+     *     1 ms to {@link JdbcMailbox#MAX_DEFERRED_DELAY}
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder<T, R> deferredAcknowledgements(int maxBatch, Duration maxDelay) {
+      Objects.requireNonNull(maxDelay, "maxDelay");
+      if (maxBatch < 1 || maxBatch > MAX_DEFERRED_BATCH) {
+        throw new IllegalArgumentException("deferredAcknowledgements: maxBatch must be in 1.."
+            + MAX_DEFERRED_BATCH + ", was " + maxBatch);
+      }
+      if (maxDelay.compareTo(Duration.ofMillis(1)) < 0 || maxDelay.compareTo(MAX_DEFERRED_DELAY) > 0) {
+        throw new IllegalArgumentException("deferredAcknowledgements: maxDelay must be in 1ms.."
+            + MAX_DEFERRED_DELAY + ", was " + maxDelay);
+      }
+      this.deferMaxBatch = maxBatch;
+      this.deferMaxDelay = maxDelay;
       return this;
     }
 

@@ -670,6 +670,27 @@ public final class LeaseManager {
     }
   }
 
+  /** The clock deciding this manager's instants: its own, the store's, or null (the engine's). */
+  Clock clock() {
+    return clock;
+  }
+
+  /**
+   * Queues a completion of a held item without waiting for it to be durable: it commits in the
+   * store's next group commit (a receive's acquisition, another acknowledgement, or a {@link
+   * GroupCommitter#flush}), fenced by the token like {@link #complete}. {@code onDone} is told the
+   * outcome. For {@link JdbcMailbox.Builder#deferredAcknowledgements}.
+   *
+   * @throws IllegalArgumentException if the output is too large (nothing is queued)
+   */
+  GroupCommitter.Completion completeDeferred(
+      long itemId, long token, byte[] output, java.util.function.Consumer<GroupCommitter.Completion> onDone) {
+    if (output != null) {
+      NewWorkItem.checkSize(output, "output of item " + itemId);
+    }
+    return store.committer().defer(itemId, token, output, clock, onDone);
+  }
+
   /** Completes several leases in shared transactions; null or the refusal of each, in order. */
   List<RuntimeException> completeAll(List<LeaseKey> leases) {
     return store.completeAll(leases, clock);

@@ -10,6 +10,7 @@ import com.github.kagkarlsson.scheduler.task.helper.Tasks;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.tether.jdbc.AcquireRequest;
+import dev.tether.Codec;
 import dev.tether.jdbc.JdbcMailbox;
 import dev.tether.jdbc.Lease;
 import dev.tether.jdbc.LeaseManager;
@@ -68,8 +69,12 @@ import org.sqlite.SQLiteDataSource;
  *   <li>drain/s: a pre-filled queue of {@code items} no-op items drained by {@code workers}
  *       threads (Tether via {@code JdbcMailbox.receive(10)} + {@code acknowledge()}, and via
  *       {@code LeaseManager.acquire(batch 10)} + {@code complete} (drainLM), and via {@code
- *       receive(10)} + {@code JdbcMailbox.acknowledgeAll} (drainB); db-scheduler via its own
- *       executor of {@code workers} threads, timed until the table is empty);
+ *       receive(10)} + {@code JdbcMailbox.acknowledgeAll} (drainB), and via {@code receive(10)} +
+ *       per-message {@code acknowledge()} on a mailbox with deferred acknowledgements, {@code
+ *       deferredAcknowledgements(64, 5 ms)} (drainD, the opt-in mode "deferred"; {@code
+ *       -Dpeer.deferBatch} and {@code -Dpeer.deferDelayMs} change the two; timed until the last acknowledgement is durable:
+ *       the mailbox's close is inside the timing); db-scheduler via its own executor of {@code
+ *       workers} threads, timed until the table is empty);
  *   <li>lat p50/p99: enqueue-to-start latency on an idle worker (200 items sent 10 ms apart),
  *       producer on the same store/scheduler instance ("same"), and on PostgreSQL also from a
  *       separate store/client instance ("other", as another process would);
@@ -81,6 +86,9 @@ public final class PeerComparison {
 
   private static final int LATENCY_SAMPLES = 200;
   private static final Duration DB_SCHEDULER_POLL = Duration.ofMillis(100);
+  /** drainD's {@code deferredAcknowledgements(maxBatch, maxDelay)}: 64 and 5 ms unless set. */
+  static final int DEFER_BATCH = Integer.getInteger("peer.deferBatch", 64);
+  static final int DEFER_DELAY_MS = Integer.getInteger("peer.deferDelayMs", 5);
 
   /** One backend: how to get a fresh database for one run. */
   private enum Backend {
@@ -165,7 +173,7 @@ public final class PeerComparison {
   }
 
   private static final String[] COLUMNS = {
-    "enq1/s", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
+    "enq1/s", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
   };
 
   public static void main(String[] args) throws Exception {
@@ -268,6 +276,16 @@ public final class PeerComparison {
       }
     }
     System.out.println("ratio Tether(acknowledgeAll)/db-scheduler drain/s: " + String.join(", ", bb));
+    List<String> dd = new ArrayList<>();
+    for (int i = 0; i + 1 < rows.size(); i += perRound) {
+      Double t = rows.get(i).v.get("drainD/s");
+      Double d = rows.get(i + 1).v.get("drain/s");
+      if (t != null && d != null && d > 0) {
+        dd.add(String.format(Locale.ROOT, "%.2f", t / d));
+      }
+    }
+    System.out.println("ratio Tether(per-message acknowledge, deferred: deferredAcknowledgements("
+        + DEFER_BATCH + ", " + DEFER_DELAY_MS + " ms))/db-scheduler drain/s: " + String.join(", ", dd));
     System.out.flush();
   }
 
@@ -352,6 +370,31 @@ public final class PeerComparison {
           n += got.size();
         }
       }, items));
+
+      DrainBenchmark.prefill(producer, "drain-d", items);
+      JdbcMailbox<String, String> deferredBox = JdbcMailbox.builder(store, "drain-d", Codec.utf8(), Codec.utf8())
+          .deferredAcknowledgements(DEFER_BATCH, Duration.ofMillis(DEFER_DELAY_MS)).build();
+      long d0 = System.nanoTime();
+      drainSeconds(workers, () -> {
+        int n = 0;
+        while (true) {
+          List<Message<String, String>> got = deferredBox.receive(10, Duration.ofMinutes(5), Duration.ZERO);
+          if (got.isEmpty()) {
+            return n;
+          }
+          for (Message<String, String> m : got) {
+            m.acknowledge();
+            n++;
+          }
+        }
+      }, items);
+      deferredBox.close(); // the last acknowledgements durable: inside the timing
+      row.v.put("drainD/s", items / ((System.nanoTime() - d0) / 1e9));
+      if (deferredBox.deferredAcknowledgementsCommitted() != items) {
+        throw new IllegalStateException("deferred drain committed " + deferredBox.deferredAcknowledgementsCommitted()
+            + " acknowledgements of " + items + " (refused " + deferredBox.deferredAcknowledgementsRefused()
+            + ", failed " + deferredBox.deferredAcknowledgementsFailed() + ")");
+      }
 
       DrainBenchmark.prefill(producer, "drain-lm", items);
       row.v.put("drainLM/s", items / drainSeconds(workers, () -> {

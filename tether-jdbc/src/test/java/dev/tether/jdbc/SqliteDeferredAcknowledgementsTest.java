@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class SqliteDeferredAcknowledgementsTest extends DeferredAcknowledgementsCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
+  }
+}
