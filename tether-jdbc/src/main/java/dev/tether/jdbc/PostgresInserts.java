@@ -22,15 +22,16 @@ final class PostgresInserts {
    * One keyless item: the instant is the parameter or, when null, the database clock read by the
    * statement itself, and the notification (when a channel is given) is sent by the same
    * statement, so that auto-committed it is one round trip. Parameters: now, queue, task, type,
-   * priority, max attempts, delay millis, reply-to, input, whether delayed (scheduled), channel
-   * headers, channel (or null: no notification).
+   * priority, max attempts, delay millis, reply-to, input, whether delayed (scheduled), headers,
+   * reply-of id, whether an error reply, channel (or null: no notification).
    */
   private static final String INSERT_ONE =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
           + " ins AS (INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
-          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled, headers)"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled, headers,"
+          + " reply_of, reply_error)"
           + " SELECT ?, ?, ?, 'pending', ?, 0, ?, t.now + ?::bigint * interval '1 millisecond', ?, ?,"
-          + " t.now, t.now, ?, ? FROM t RETURNING id)"
+          + " t.now, t.now, ?, ?, ?, ? FROM t RETURNING id)"
           + " SELECT ins.id, CASE WHEN n.channel IS NOT NULL THEN pg_notify(n.channel, '') END"
           + " FROM ins, (SELECT ?::text AS channel) n";
 
@@ -76,7 +77,13 @@ final class PostgresInserts {
       engine.setBytes(ps, 9, item.inputUnsafe());
       ps.setBoolean(10, Inserts.scheduled(item));
       ps.setString(11, item.headersColumn());
-      ps.setString(12, notifyChannel);
+      if (item.replyOf() == null) {
+        ps.setNull(12, java.sql.Types.BIGINT);
+      } else {
+        ps.setLong(12, item.replyOf());
+      }
+      ps.setBoolean(13, item.errorReply());
+      ps.setString(14, notifyChannel);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new IllegalStateException("insert of an item on queue '" + item.queue()
