@@ -12,13 +12,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Group commit of concurrent single enqueues of keyless items (PostgreSQL): one group is in
- * flight at a time; callers that arrive while it commits queue up, and the next leader inserts
- * all queued items in one auto-committed statement, with one commit (one WAL flush) and at most
- * one notification for the group, instead of one of each per item. Grouping is adaptive: an
- * enqueue that arrives while no group is in flight commits at once, alone, in the single-item
- * statement, so a lone producer's latency is unchanged; only enqueues arriving during a commit
- * wait for the next one.
+ * Group commit of concurrent single enqueues of keyless items (PostgreSQL): up to {@code
+ * inFlight} groups are written at once (leaders); callers that arrive while all leaders are busy
+ * queue up, and the next leader inserts all queued items in one auto-committed statement, with
+ * one commit (one WAL flush) and at most one notification for the group, instead of one of each
+ * per item. Grouping is adaptive: an enqueue that arrives while a leader is free is written at
+ * once, alone, in the single-item statement, so a lone producer's latency is unchanged; only
+ * enqueues arriving while every leader is busy wait for the next group.
  *
  * <p>A caller returns only after the group holding its item committed, with the id of its own
  * item. When a group of several fails with an error that one of its items may have caused (a
@@ -39,7 +39,7 @@ final class EnqueueGroups {
   /** Most items in one group. */
   static final int MAX_GROUP = 256;
 
-  /** Input bytes after which a group takes no further item (it always takes its first). */
+  /** Input bytes from which on a group takes no further item. */
   static final long MAX_GROUP_BYTES = 4L << 20;
 
   /** Writes one group and returns its ids in order; throws if the group failed (nothing applied). */
@@ -50,7 +50,7 @@ final class EnqueueGroups {
 
   private final Writer writer;
   private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
-  private final Semaphore leader = new Semaphore(1);
+  private final Semaphore leader;
   /** Groups of more than one item written (tests, benchmarks). */
   private final LongAdder sharedGroups = new LongAdder();
   /** Items written in groups of more than one (tests, benchmarks). */
@@ -58,8 +58,9 @@ final class EnqueueGroups {
   /** Groups of several that failed and were written again one item at a time (tests). */
   private final LongAdder splitGroups = new LongAdder();
 
-  EnqueueGroups(Writer writer) {
+  EnqueueGroups(Writer writer, int inFlight) {
     this.writer = writer;
+    this.leader = new Semaphore(inFlight);
   }
 
   /**
@@ -186,15 +187,9 @@ final class EnqueueGroups {
     List<Pending> members = new ArrayList<>();
     long bytes = 0;
     Pending p;
-    // Only the leader takes from the queue, so what it peeked is what it polls.
-    while (members.size() < MAX_GROUP && (p = pending.peek()) != null) {
-      long size = p.item.inputUnsafe() == null ? 0 : p.item.inputUnsafe().length;
-      if (!members.isEmpty() && bytes + size > MAX_GROUP_BYTES) {
-        break;
-      }
-      pending.poll();
+    while (members.size() < MAX_GROUP && bytes < MAX_GROUP_BYTES && (p = pending.poll()) != null) {
       members.add(p);
-      bytes += size;
+      bytes += p.item.inputUnsafe() == null ? 0 : p.item.inputUnsafe().length;
     }
     if (members.isEmpty()) {
       return false;

@@ -62,7 +62,11 @@ final class PostgresEngine implements StoreEngine {
   private final PostgresLeaseBatches batches;
   private volatile String schemaToCreate;
   /** Concurrent single enqueues of this engine's (one) store. */
-  private final EnqueueGroups enqueueGroups = new EnqueueGroups(this::insertGroup);
+  // Two groups in flight: one executes its insert while the other commits (a notifying commit
+  // holds PostgreSQL's database-wide notify lock through its WAL flush, so commits of groups
+  // serialize anyway); with 8 producers on 2 cores two beat one and three did not beat two
+  // (docs/PERFORMANCE.md, "Single enqueue with 8 producers").
+  private final EnqueueGroups enqueueGroups = new EnqueueGroups(this::insertGroup, 2);
 
   /**
    * Whether single enqueues are grouped when group commit is on; system property {@code

@@ -65,8 +65,9 @@ final class PostgresInserts {
    * flags, then the channel (or null: no notification). Returns (ordinality, id) per row.
    */
   private static final String INSERT_GROUP =
-      "WITH t AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS now),"
-          + " v AS MATERIALIZED (SELECT nextval(pg_get_serial_sequence('tether_work_items', 'id')) AS id,"
+      "WITH t AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS now,"
+          + " pg_get_serial_sequence('tether_work_items', 'id')::regclass AS seq),"
+          + " v AS MATERIALIZED (SELECT nextval(t.seq) AS id,"
           + " COALESCE(u.at, t.now) AS now, u.* FROM t, unnest(?::timestamptz[], ?::text[], ?::text[], ?::text[],"
           + " ?::int[], ?::int[], ?::bigint[], ?::boolean[], ?::text[], ?::bytea[], ?::text[], ?::bigint[],"
           + " ?::boolean[]) WITH ORDINALITY AS u(at, queue, task_id, work_type, priority, max_attempts, delay_ms,"
