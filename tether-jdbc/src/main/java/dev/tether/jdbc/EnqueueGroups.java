@@ -72,6 +72,8 @@ final class EnqueueGroups {
     final Clock clock;
     final Thread waiter;
     volatile long id;
+    /** Set with {@code id} once the item's statement committed. */
+    volatile boolean written;
     volatile RuntimeException error;
     volatile boolean done;
 
@@ -201,11 +203,19 @@ final class EnqueueGroups {
         // Nothing of the group was applied: each item alone, so only a failing item fails.
         LOG.debug("A group of {} enqueues failed ({}); writing each alone", members.size(), e.getMessage());
         splitGroups.increment();
+        RuntimeException fault = null;
         for (Pending x : members) {
+          if (fault != null) {
+            x.error = fault; // not tried: nothing of it was written
+            continue;
+          }
           try {
             write(store, List.of(x));
           } catch (RuntimeException alone) {
             x.error = alone;
+            if (!mayBeOneItems(store, alone)) {
+              fault = alone; // the store, not the item: the rest would fail the same way
+            }
           }
         }
       } else {
@@ -213,9 +223,24 @@ final class EnqueueGroups {
           x.error = e;
         }
       }
+    } finally {
+      // Also when an Error escapes: no caller is left waiting for a group that will not finish.
+      finish(members);
     }
+    return true;
+  }
+
+  /**
+   * Marks the members done (one neither written nor failed, which only an Error leaves, gets an
+   * error) and wakes their callers (the others of the group return now).
+   */
+  private static void finish(List<Pending> members) {
     Thread me = Thread.currentThread();
     for (Pending x : members) {
+      if (!x.written && x.error == null) {
+        x.error = new IllegalStateException("the group writing this enqueue ended without an outcome;"
+            + " the item may or may not have been written");
+      }
       x.done = true;
     }
     // Written (or failed) callers return now, while the next group forms.
@@ -224,7 +249,6 @@ final class EnqueueGroups {
         LockSupport.unpark(x.waiter);
       }
     }
-    return true;
   }
 
   /** Writes {@code members} as one group and sets their ids; throws if it failed. */
@@ -241,6 +265,7 @@ final class EnqueueGroups {
     long[] ids = writer.write(store, what, items, clocks);
     for (int i = 0; i < members.size(); i++) {
       members.get(i).id = ids[i];
+      members.get(i).written = true;
     }
     if (members.size() > 1) {
       sharedGroups.increment();
