@@ -29,8 +29,9 @@ import org.slf4j.LoggerFactory;
  * one auto-committed statement each, one round trip: a keyless enqueue (with its {@code NOTIFY}),
  * an unfiltered acquisition, a group of completions, a group of completions with acquisitions
  * from one queue ({@link PostgresAcquisitions}), a batch of renewals; batches bind one array per
- * column ({@link PostgresInserts}, {@link PostgresLeaseBatches}). Enqueues notify a channel that
- * other processes' stores listen on. Thread-safe.
+ * column ({@link PostgresInserts}, {@link PostgresLeaseBatches}). Concurrent keyless single
+ * enqueues share one such statement ({@link EnqueueGroups}). Enqueues notify a channel that other
+ * processes' stores listen on. Thread-safe.
  */
 final class PostgresEngine implements StoreEngine {
   private static final Logger LOG = LoggerFactory.getLogger(PostgresEngine.class);
@@ -83,6 +84,19 @@ final class PostgresEngine implements StoreEngine {
   private final PostgresInserts inserts;
   private final PostgresLeaseBatches batches;
   private volatile String schemaToCreate;
+  /** Concurrent single enqueues of this engine's (one) store. */
+  // Two groups in flight: one executes its insert while the other commits (a notifying commit
+  // holds PostgreSQL's database-wide notify lock through its WAL flush, so commits of groups
+  // serialize anyway); with 8 producers on 2 cores two beat one and three did not beat two
+  // (docs/PERFORMANCE.md, "Single enqueue with 8 producers").
+  private final EnqueueGroups enqueueGroups = new EnqueueGroups(this::insertGroup, 2);
+
+  /**
+   * Whether single enqueues are grouped when group commit is on; system property {@code
+   * tether.groupEnqueues} (default true), to measure the grouping against the same build.
+   */
+  private static final boolean GROUP_ENQUEUES =
+      Boolean.parseBoolean(System.getProperty("tether.groupEnqueues", "true"));
 
   PostgresEngine(TetherStoreConfig config) {
     this.config = config;
@@ -301,15 +315,61 @@ final class PostgresEngine implements StoreEngine {
 
   /**
    * A keyless item in one auto-committed statement: the insert reads the clock and sends the
-   * notification itself (one round trip, as atomic and durable as a transaction).
+   * notification itself (one round trip, as atomic and durable as a transaction). With group
+   * commit on, concurrent single enqueues share that statement ({@link EnqueueGroups}); one
+   * arriving while none is in flight is written at once, alone. An item with an idempotency key
+   * runs in a transaction of its own.
    */
   @Override
   public long enqueue(TetherStore store, String what, NewWorkItem item, Clock clock) {
     if (item.idempotencyKey() != null) {
       return store.insertInTransaction(what, item, clock);
     }
-    return store.writeOneStatement(what, c -> inserts.insertOne(
-        c, item, clock == null ? null : store.now(c, clock), store.wakeTargets(c, item.queue(), 1), WakeRoster.payload(0, item.queue())));
+    if (config.groupCommit() && GROUP_ENQUEUES) {
+      return enqueueGroups.enqueue(store, item, clock);
+    }
+    return insertGroup(store, what, List.of(item), java.util.Collections.singletonList(clock))[0];
+  }
+
+  /**
+   * Writes keyless items in one auto-committed statement that also sends the notifications, once
+   * (one item: {@link PostgresInserts#insertOne}; several: {@link PostgresInserts#insertGroup}):
+   * a few listening stores of each queue ({@link TetherStore#wakeTargets}); returns their ids in
+   * order. The one place a single enqueue's notifications are decided.
+   *
+   * @throws TetherStoreException if the statement failed
+   */
+  long[] insertGroup(TetherStore store, String what, List<NewWorkItem> items, List<Clock> clocks) {
+    return store.writeOneStatement(what, c -> {
+      if (items.size() == 1) {
+        NewWorkItem item = items.get(0);
+        Clock clock = clocks.get(0);
+        return new long[] {inserts.insertOne(c, item, clock == null ? null : store.now(c, clock),
+            store.wakeTargets(c, item.queue(), 1), WakeRoster.payload(0, item.queue()))};
+      }
+      List<Instant> nows = new ArrayList<>(items.size());
+      for (Clock clock : clocks) {
+        nows.add(clock == null ? null : store.now(c, clock));
+      }
+      java.util.Map<String, Integer> perQueue = new java.util.LinkedHashMap<>();
+      for (NewWorkItem item : items) {
+        perQueue.merge(item.queue(), 1, Integer::sum);
+      }
+      List<String> channels = new ArrayList<>();
+      List<String> payloads = new ArrayList<>();
+      for (java.util.Map.Entry<String, Integer> e : perQueue.entrySet()) {
+        for (String channel : store.wakeTargets(c, e.getKey(), e.getValue())) {
+          channels.add(channel);
+          payloads.add(WakeRoster.payload(0, e.getKey()));
+        }
+      }
+      return inserts.insertGroup(c, items, nows, channels.toArray(new String[0]), payloads.toArray(new String[0]));
+    });
+  }
+
+  /** The group commit of single enqueues (tests). */
+  EnqueueGroups enqueueGroups() {
+    return enqueueGroups;
   }
 
   /**

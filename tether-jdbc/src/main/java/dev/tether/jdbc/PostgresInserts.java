@@ -5,13 +5,17 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * PostgreSQL's enqueues that SQLite has no form for: one keyless item in one auto-committed
- * statement that also reads the clock and sends the notification (one round trip), and a run of
- * keyless items in one statement with one array per column. Stateless apart from the engine, so
+ * statement that also reads the clock and sends the notification (one round trip), a group of
+ * concurrent single enqueues in one such statement, and a run of keyless items in one statement
+ * with one array per column. Stateless apart from the engine, so
  * thread-safe.
  */
 final class PostgresInserts {
@@ -23,14 +27,16 @@ final class PostgresInserts {
    * statement itself, and the notifications (to the channels given, none for an empty array) are
    * sent by the same statement, so that auto-committed it is one round trip. Parameters: now,
    * queue, task, type, priority, max attempts, delay millis, reply-to, input, whether delayed
-   * (scheduled), headers, the notifications' payload, the channels.
+   * (scheduled), headers, reply-of id, whether an error reply, the notifications' payload, the
+   * channels.
    */
   private static final String INSERT_ONE =
       "WITH t AS (SELECT COALESCE(?::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now),"
           + " ins AS (INSERT INTO tether_work_items (queue, task_id, work_type, status, priority, delivery_count,"
-          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled, headers)"
+          + " max_attempts, available_at, reply_to, input_data, created_at, updated_at, scheduled, headers,"
+          + " reply_of, reply_error)"
           + " SELECT ?, ?, ?, 'pending', ?, 0, ?, t.now + ?::bigint * interval '1 millisecond', ?, ?,"
-          + " t.now, t.now, ?, ? FROM t RETURNING id)"
+          + " t.now, t.now, ?, ?, ?, ? FROM t RETURNING id)"
           + " SELECT ins.id, (SELECT count(pg_notify(ch, ?)) FROM unnest(?::text[]) ch) FROM ins";
 
   /**
@@ -46,6 +52,35 @@ final class PostgresInserts {
           + " FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::bigint[], ?::text[],"
           + " ?::bytea[], ?::text[]) WITH ORDINALITY AS v(queue, task_id, work_type, priority, max_attempts,"
           + " delay_ms, reply_to, input_data, headers, ord) ORDER BY v.ord RETURNING id";
+
+  /**
+   * A group of keyless items from concurrent single enqueues ({@link EnqueueGroups}), one array
+   * per column, in one auto-committed statement. Each row's id is drawn from the column's
+   * sequence before the insert and returned with the row's position in the arrays (its
+   * ordinality), so that every caller gets the id of its own item whatever order the rows are
+   * inserted or returned in. The instant of a row is its array element or, when null, the
+   * database clock read once by the statement. The notifications (one per channel given, each
+   * with its payload) are sent once for the whole group. Parameters: instants, queues, task ids,
+   * types, priorities, max attempts, delay millis, scheduled flags, reply-tos, inputs, headers,
+   * reply-of ids, error-reply flags, then the channels and their payloads (empty arrays: no
+   * notification). Returns (ordinality, id) per row.
+   */
+  private static final String INSERT_GROUP =
+      "WITH t AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS now,"
+          + " pg_get_serial_sequence('tether_work_items', 'id')::regclass AS seq),"
+          + " v AS MATERIALIZED (SELECT nextval(t.seq) AS id,"
+          + " COALESCE(u.at, t.now) AS now, u.* FROM t, unnest(?::timestamptz[], ?::text[], ?::text[], ?::text[],"
+          + " ?::int[], ?::int[], ?::bigint[], ?::boolean[], ?::text[], ?::bytea[], ?::text[], ?::bigint[],"
+          + " ?::boolean[]) WITH ORDINALITY AS u(at, queue, task_id, work_type, priority, max_attempts, delay_ms,"
+          + " scheduled, reply_to, input_data, headers, reply_of, reply_error, ord) ORDER BY u.ord),"
+          + " ins AS (INSERT INTO tether_work_items (id, queue, task_id, work_type, status, priority,"
+          + " delivery_count, max_attempts, available_at, reply_to, input_data, created_at, updated_at,"
+          + " scheduled, headers, reply_of, reply_error) OVERRIDING SYSTEM VALUE"
+          + " SELECT v.id, v.queue, v.task_id, v.work_type, 'pending', v.priority, 0, v.max_attempts,"
+          + " v.now + v.delay_ms * interval '1 millisecond', v.reply_to, v.input_data, v.now, v.now,"
+          + " v.scheduled, v.headers, v.reply_of, v.reply_error FROM v ORDER BY v.ord RETURNING id),"
+          + " n AS MATERIALIZED (SELECT count(pg_notify(x.ch, x.p)) FROM unnest(?::text[], ?::text[]) AS x(ch, p))"
+          + " SELECT v.ord, ins.id FROM ins JOIN v ON v.id = ins.id LEFT JOIN n ON TRUE";
 
   private final StoreEngine engine;
 
@@ -77,8 +112,14 @@ final class PostgresInserts {
       engine.setBytes(ps, 9, item.inputUnsafe());
       ps.setBoolean(10, Inserts.scheduled(item));
       ps.setString(11, item.headersColumn());
-      ps.setString(12, payload);
-      ps.setArray(13, c.createArrayOf("text", channels));
+      if (item.replyOf() == null) {
+        ps.setNull(12, java.sql.Types.BIGINT);
+      } else {
+        ps.setLong(12, item.replyOf());
+      }
+      ps.setBoolean(13, item.errorReply());
+      ps.setString(14, payload);
+      ps.setArray(15, c.createArrayOf("text", channels));
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new IllegalStateException("insert of an item on queue '" + item.queue()
@@ -87,6 +128,91 @@ final class PostgresInserts {
         return rs.getLong(1);
       }
     }
+  }
+
+  /**
+   * Inserts a group of keyless items in one statement ({@link #INSERT_GROUP}); returns their
+   * ids in the order of {@code items}.
+   *
+   * @param nows each item's instant, or null for the database clock at the statement
+   * @param channels the channels to notify once committed (once for the group; none: no notification)
+   * @param payloads each channel's payload
+   */
+  long[] insertGroup(Connection c, List<NewWorkItem> items, List<Instant> nows, String[] channels,
+      String[] payloads) throws SQLException {
+    int n = items.size();
+    OffsetDateTime[] ats = new OffsetDateTime[n];
+    String[] queues = new String[n];
+    String[] taskIds = new String[n];
+    String[] workTypes = new String[n];
+    Integer[] priorities = new Integer[n];
+    Integer[] maxAttempts = new Integer[n];
+    Long[] delays = new Long[n];
+    Boolean[] scheduled = new Boolean[n];
+    String[] replyTos = new String[n];
+    byte[][] inputs = new byte[n][];
+    String[] headers = new String[n];
+    Long[] replyOfs = new Long[n];
+    Boolean[] errorReplies = new Boolean[n];
+    for (int i = 0; i < n; i++) {
+      NewWorkItem item = items.get(i);
+      if (item.idempotencyKey() != null) {
+        throw new IllegalArgumentException("the group insert is for items without an idempotency key");
+      }
+      Instant at = nows.get(i);
+      ats[i] = at == null ? null
+          : OffsetDateTime.ofInstant(at.truncatedTo(ChronoUnit.MILLIS),
+              ZoneOffset.UTC);
+      queues[i] = item.queue();
+      taskIds[i] = item.taskId();
+      workTypes[i] = item.workType();
+      priorities[i] = item.priority();
+      maxAttempts[i] = item.maxAttempts();
+      delays[i] = item.delay().toMillis();
+      scheduled[i] = Inserts.scheduled(item);
+      replyTos[i] = item.replyTo();
+      inputs[i] = item.inputUnsafe();
+      headers[i] = item.headersColumn();
+      replyOfs[i] = item.replyOf();
+      errorReplies[i] = item.errorReply();
+    }
+    long[] ids = new long[n];
+    boolean[] seen = new boolean[n];
+    try (PreparedStatement ps = c.prepareStatement(INSERT_GROUP)) {
+      ps.setArray(1, c.createArrayOf("timestamptz", ats));
+      ps.setArray(2, c.createArrayOf("text", queues));
+      ps.setArray(3, c.createArrayOf("text", taskIds));
+      ps.setArray(4, c.createArrayOf("text", workTypes));
+      ps.setArray(5, c.createArrayOf("int4", priorities));
+      ps.setArray(6, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(7, c.createArrayOf("bigint", delays));
+      ps.setArray(8, c.createArrayOf("bool", scheduled));
+      ps.setArray(9, c.createArrayOf("text", replyTos));
+      ps.setArray(10, c.createArrayOf("bytea", inputs));
+      ps.setArray(11, c.createArrayOf("text", headers));
+      ps.setArray(12, c.createArrayOf("bigint", replyOfs));
+      ps.setArray(13, c.createArrayOf("bool", errorReplies));
+      ps.setArray(14, c.createArrayOf("text", channels));
+      ps.setArray(15, c.createArrayOf("text", payloads));
+      int rows = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          int ord = (int) rs.getLong(1);
+          if (ord < 1 || ord > n || seen[ord - 1]) {
+            throw new IllegalStateException("a group insert of " + n + " items returned position " + ord
+                + " out of range or twice; indicates a bug");
+          }
+          seen[ord - 1] = true;
+          ids[ord - 1] = rs.getLong(2);
+          rows++;
+        }
+      }
+      if (rows != n) {
+        throw new IllegalStateException("a group insert of " + n + " items returned " + rows
+            + " ids; indicates a bug");
+      }
+    }
+    return ids;
   }
 
   /** Inserts a run of keyless items in one statement; returns their ids in any order. */

@@ -183,8 +183,8 @@ public final class TetherStoreConfig {
   }
 
   /**
-   * Returns whether concurrent completions and acknowledgements share transactions (group
-   * commit). Each is still durable when its call returns.
+   * Returns whether concurrent completions and acknowledgements (and on PostgreSQL single
+   * enqueues) share transactions (group commit). Each is still durable when its call returns.
    *
    * @return true by default
    */
@@ -246,8 +246,11 @@ public final class TetherStoreConfig {
      * its own when its lease token no longer holds. One group commits at a time: a completion
      * arriving while none is in flight commits at once, those arriving during a commit share the
      * next one. On SQLite acquisitions ({@code receive}, {@code LeaseManager.acquire}) join the
-     * group's transaction too. Renewals due together share one statement. Default true; false
-     * gives one transaction per call.
+     * group's transaction too. Renewals due together share one statement. On PostgreSQL,
+     * concurrent single enqueues of items without an idempotency key ({@code
+     * LeaseManager.enqueue}, {@code JdbcMailbox.send} on a mailbox without capacity) share one
+     * statement, one commit and one notification the same way, each caller getting its own
+     * item's id. Default true; false gives one transaction per call.
      *
      * @param enabled whether to group commits
      * @return this builder

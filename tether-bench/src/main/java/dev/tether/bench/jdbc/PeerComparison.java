@@ -64,6 +64,10 @@ import org.sqlite.SQLiteDataSource;
  * <ul>
  *   <li>enq1/s: single enqueues per second, one thread, one transaction each (Tether
  *       {@code LeaseManager.enqueue}, db-scheduler {@code SchedulerClient.schedule});
+ *   <li>enq1x8/s: the same single enqueues (as many items in all) from {@value #PRODUCERS}
+ *       producer threads at once, each calling the single-item enqueue (Tether: concurrent calls
+ *       may share a commit: on PostgreSQL with group commit on, unless the library's system
+ *       property {@code -Dtether.groupEnqueues=false} turns that off for a comparison);
  *   <li>enqB/s: batch enqueue, chunks of 1000 (Tether {@code enqueueAll}, db-scheduler
  *       {@code scheduleBatch});
  *   <li>drain/s: a pre-filled queue of {@code items} no-op items drained by {@code workers}
@@ -85,6 +89,8 @@ public final class PeerComparison {
   private PeerComparison() {}
 
   private static final int LATENCY_SAMPLES = 200;
+  /** Producer threads of the enq1x8/s column. */
+  static final int PRODUCERS = 8;
   private static final Duration DB_SCHEDULER_POLL = Duration.ofMillis(100);
   /** drainD's {@code deferredAcknowledgements(maxBatch, maxDelay)}: 64 and 5 ms unless set. */
   static final int DEFER_BATCH = Integer.getInteger("peer.deferBatch", 64);
@@ -173,7 +179,7 @@ public final class PeerComparison {
   }
 
   private static final String[] COLUMNS = {
-    "enq1/s", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
+    "enq1/s", "enq1x8/s", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
   };
 
   public static void main(String[] args) throws Exception {
@@ -239,7 +245,7 @@ public final class PeerComparison {
       System.out.println(s);
     }
     // ratios Tether / db-scheduler per round, for throughput columns
-    for (String c : new String[] {"enq1/s", "enqB/s", "drain/s"}) {
+    for (String c : new String[] {"enq1/s", "enq1x8/s", "enqB/s", "drain/s"}) {
       List<String> ratios = new ArrayList<>();
       List<String> gains = new ArrayList<>();
       for (int i = 0; i + 1 < rows.size(); i += perRound) {
@@ -319,8 +325,9 @@ public final class PeerComparison {
   // ------------------------------------------------------------------ Tether
 
   /**
-   * One Tether run; {@code optimized == false} ("tether-base") turns group commit and
-   * notifications off, to show what they bring in the same process run. Batch enqueue, the
+   * One Tether run; {@code optimized == false} ("tether-base") turns group commit (with it, on
+   * PostgreSQL, the grouping of concurrent single enqueues) and notifications off, to show what
+   * they bring in the same process run. Batch enqueue, the
    * in-process wake-up and, on PostgreSQL, the one-statement acquisition and single enqueue are
    * not switchable and are on in both.
    */
@@ -335,6 +342,8 @@ public final class PeerComparison {
         producer.enqueue(NewWorkItem.of("single", "noop"));
       }
       row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
+      row.v.put("enq1x8/s", single / producersSeconds(single,
+          i -> producer.enqueue(NewWorkItem.of("single-x8", "noop"))));
 
       t0 = System.nanoTime();
       DrainBenchmark.prefill(producer, "drain", items);
@@ -428,6 +437,53 @@ public final class PeerComparison {
     return row;
   }
 
+
+  /** One single-item enqueue, the {@code i}th of its run. */
+  @FunctionalInterface
+  private interface Enqueue {
+    void run(int i) throws Exception;
+  }
+
+  /**
+   * Runs {@code total} single enqueues from {@link #PRODUCERS} threads (item i on thread i mod
+   * {@link #PRODUCERS}); returns the seconds from the moment all threads were ready to the last
+   * call's return.
+   */
+  private static double producersSeconds(int total, Enqueue enqueue) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(PRODUCERS);
+    try {
+      CountDownLatch ready = new CountDownLatch(PRODUCERS);
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Integer>> done = new ArrayList<>();
+      for (int t = 0; t < PRODUCERS; t++) {
+        int first = t;
+        done.add(pool.submit(() -> {
+          ready.countDown();
+          go.await();
+          int n = 0;
+          for (int i = first; i < total; i += PRODUCERS) {
+            enqueue.run(i);
+            n++;
+          }
+          return n;
+        }));
+      }
+      ready.await();
+      long start = System.nanoTime();
+      go.countDown();
+      int sum = 0;
+      for (Future<Integer> f : done) {
+        sum += f.get();
+      }
+      double secs = (System.nanoTime() - start) / 1e9;
+      if (sum != total) {
+        throw new IllegalStateException("enqueued " + sum + " items, expected " + total);
+      }
+      return secs;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
 
   /** A drain task returning how many items it finished. */
   @FunctionalInterface
@@ -609,6 +665,8 @@ public final class PeerComparison {
         client.schedule(noop.instance("s" + i), Instant.now().plus(Duration.ofDays(365)));
       }
       row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
+      row.v.put("enq1x8/s", single / producersSeconds(single,
+          i -> client.schedule(noop.instance("p" + i), Instant.now().plus(Duration.ofDays(365)))));
       try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
         st.execute("DELETE FROM scheduled_tasks");
       }

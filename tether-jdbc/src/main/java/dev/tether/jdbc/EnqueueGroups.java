@@ -1,0 +1,291 @@
+package dev.tether.jdbc;
+
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Group commit of concurrent single enqueues of keyless items (PostgreSQL): up to {@code
+ * inFlight} groups are written at once (leaders); callers that arrive while all leaders are busy
+ * queue up, and the next leader inserts all queued items in one auto-committed statement, with
+ * one commit (one WAL flush) and at most one notification for the group, instead of one of each
+ * per item. Grouping is adaptive: an enqueue that arrives while a leader is free is written at
+ * once, alone, in the single-item statement, so a lone producer's latency is unchanged; only
+ * enqueues arriving while every leader is busy wait for the next group.
+ *
+ * <p>A caller returns only after the group holding its item committed, with the id of its own
+ * item. When a group of several fails with an error that one of its items may have caused (a
+ * refusal by the database rather than a store fault such as a lost connection or a full disk),
+ * nothing of it was applied and each of its items is inserted again alone, so that only the
+ * failing item's caller gets the error; a group failing with a store fault fails every caller of
+ * the group with that error.
+ *
+ * <p>How a group is written is the engine's ({@link PostgresEngine#insertGroup}). Items with an
+ * idempotency key and enqueues on a caller's connection never come here.
+ *
+ * <p>No thread of its own: the leader is one of the callers; wake-ups are targeted, as in {@link
+ * GroupCommitter}. Thread-safe.
+ */
+final class EnqueueGroups {
+  private static final Logger LOG = LoggerFactory.getLogger(EnqueueGroups.class);
+
+  /** Most items in one group. */
+  static final int MAX_GROUP = 256;
+
+  /** Input bytes from which on a group takes no further item. */
+  static final long MAX_GROUP_BYTES = 4L << 20;
+
+  /** Writes one group and returns its ids in order; throws if the group failed (nothing applied). */
+  @FunctionalInterface
+  interface Writer {
+    long[] write(TetherStore store, String what, List<NewWorkItem> items, List<Clock> clocks);
+  }
+
+  private final Writer writer;
+  private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
+  private final Semaphore leader;
+  /** Groups of more than one item written (tests, benchmarks). */
+  private final LongAdder sharedGroups = new LongAdder();
+  /** Items written in groups of more than one (tests, benchmarks). */
+  private final LongAdder sharedItems = new LongAdder();
+  /** Groups of several that failed and were written again one item at a time (tests). */
+  private final LongAdder splitGroups = new LongAdder();
+
+  EnqueueGroups(Writer writer, int inFlight) {
+    this.writer = writer;
+    this.leader = new Semaphore(inFlight);
+  }
+
+  /**
+   * One enqueue waiting for its group; {@code id} or {@code error} is written before {@code done},
+   * and the waiter is unparked after {@code done}.
+   */
+  static final class Pending {
+    final NewWorkItem item;
+    final Clock clock;
+    final Thread waiter;
+    volatile long id;
+    /** Set with {@code id} once the item's statement committed. */
+    volatile boolean written;
+    volatile RuntimeException error;
+    volatile boolean done;
+
+    Pending(NewWorkItem item, Clock clock) {
+      if (item.idempotencyKey() != null) {
+        throw new IllegalArgumentException("items with an idempotency key are not grouped");
+      }
+      this.item = item;
+      this.clock = clock;
+      this.waiter = Thread.currentThread();
+    }
+
+    /** The id, or the error of this enqueue once done. */
+    long result() {
+      if (error != null) {
+        throw error;
+      }
+      return id;
+    }
+  }
+
+  /**
+   * Enqueues one keyless item durably, sharing a statement with concurrent enqueues. Blocks until
+   * committed; returns the item's id.
+   *
+   * @throws StoreUnavailableException if the database cannot be reached (nothing written)
+   * @throws TetherStoreException if the database refused the item
+   */
+  long enqueue(TetherStore store, NewWorkItem item, Clock clock) {
+    Pending mine = new Pending(item, clock);
+    await(store, List.of(mine));
+    return mine.result();
+  }
+
+  /**
+   * Runs {@code members} (all of this thread) in as few groups as possible: one when they fit one
+   * group. For tests of groups of a known composition. Returns when all are done; each carries its
+   * outcome.
+   */
+  void submitAll(TetherStore store, List<Pending> members) {
+    await(store, members);
+  }
+
+  /** Groups of more than one item written so far. */
+  long sharedGroups() {
+    return sharedGroups.sum();
+  }
+
+  /** Items written in groups of more than one so far. */
+  long sharedItems() {
+    return sharedItems.sum();
+  }
+
+  /** Groups of several that failed and were written again one item at a time. */
+  long splitGroups() {
+    return splitGroups.sum();
+  }
+
+  private static boolean allDone(List<Pending> ps) {
+    for (Pending p : ps) {
+      if (!p.done) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void await(TetherStore store, List<Pending> mine) {
+    pending.addAll(mine);
+    boolean interrupted = false;
+    while (!allDone(mine)) {
+      if (leader.tryAcquire()) {
+        try {
+          // Lead until ours are written; false means nothing was queued: ours are in the group
+          // another leader is writing, which unparks us when it is done.
+          while (!allDone(mine) && writeGroup(store)) {
+            // next group
+          }
+        } finally {
+          leader.release();
+        }
+        handOff();
+        if (allDone(mine)) {
+          break;
+        }
+      }
+      // Not leading: a leader unparks us when ours are done or when it steps down (handOff), and
+      // park returns at once if that came before it (no lost wake-up).
+      LockSupport.park(this);
+      if (Thread.interrupted()) {
+        // The item may already be in a committing group: see it through, then restore.
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** After the leader stepped down: wakes the caller of the oldest queued item to lead. */
+  private void handOff() {
+    Pending head = pending.peek();
+    if (head != null) {
+      LockSupport.unpark(head.waiter);
+    }
+  }
+
+  /** Writes up to {@link #MAX_GROUP} queued items; returns false if none was queued. Leader only. */
+  private boolean writeGroup(TetherStore store) {
+    // Let callers woken by the previous group queue their next item first (as GroupCommitter
+    // does); returns at once when nothing else is runnable.
+    Thread.yield();
+    List<Pending> members = new ArrayList<>();
+    long bytes = 0;
+    Pending p;
+    while (members.size() < MAX_GROUP && bytes < MAX_GROUP_BYTES && (p = pending.poll()) != null) {
+      members.add(p);
+      bytes += p.item.inputUnsafe() == null ? 0 : p.item.inputUnsafe().length;
+    }
+    if (members.isEmpty()) {
+      return false;
+    }
+    try {
+      write(store, members);
+    } catch (RuntimeException e) {
+      if (members.size() > 1 && mayBeOneItems(store, e)) {
+        // Nothing of the group was applied: each item alone, so only a failing item fails.
+        LOG.debug("A group of {} enqueues failed ({}); writing each alone", members.size(), e.getMessage());
+        splitGroups.increment();
+        RuntimeException fault = null;
+        for (Pending x : members) {
+          if (fault != null) {
+            x.error = fault; // not tried: nothing of it was written
+            continue;
+          }
+          try {
+            write(store, List.of(x));
+          } catch (RuntimeException alone) {
+            x.error = alone;
+            if (!mayBeOneItems(store, alone)) {
+              fault = alone; // the store, not the item: the rest would fail the same way
+            }
+          }
+        }
+      } else {
+        for (Pending x : members) {
+          x.error = e;
+        }
+      }
+    } finally {
+      // Also when an Error escapes: no caller is left waiting for a group that will not finish.
+      finish(members);
+    }
+    return true;
+  }
+
+  /**
+   * Marks the members done (one neither written nor failed, which only an Error leaves, gets an
+   * error) and wakes their callers (the others of the group return now).
+   */
+  private static void finish(List<Pending> members) {
+    Thread me = Thread.currentThread();
+    for (Pending x : members) {
+      if (!x.written && x.error == null) {
+        x.error = new IllegalStateException("the group writing this enqueue ended without an outcome;"
+            + " the item may or may not have been written");
+      }
+      x.done = true;
+    }
+    // Written (or failed) callers return now, while the next group forms.
+    for (Pending x : members) {
+      if (x.waiter != me) {
+        LockSupport.unpark(x.waiter);
+      }
+    }
+  }
+
+  /** Writes {@code members} as one group and sets their ids; throws if it failed. */
+  private void write(TetherStore store, List<Pending> members) {
+    List<NewWorkItem> items = new ArrayList<>(members.size());
+    List<Clock> clocks = new ArrayList<>(members.size());
+    for (Pending x : members) {
+      items.add(x.item);
+      clocks.add(x.clock);
+    }
+    String what = members.size() == 1
+        ? "enqueueing on queue '" + members.get(0).item.queue() + "'"
+        : "enqueueing a group of " + members.size() + " concurrent single enqueues";
+    long[] ids = writer.write(store, what, items, clocks);
+    for (int i = 0; i < members.size(); i++) {
+      members.get(i).id = ids[i];
+      members.get(i).written = true;
+    }
+    if (members.size() > 1) {
+      sharedGroups.increment();
+      sharedItems.add(members.size());
+    }
+  }
+
+  /**
+   * Whether a group's failure may come from one of its items: a refusal by the database (a
+   * constraint, a trigger, a value it cannot store), which left nothing of the one statement
+   * applied. Not a store fault (connection, resources, I/O): after one of those it is unknown
+   * whether the statement committed, so nothing is written again and every caller gets the error,
+   * as a lone enqueue would.
+   */
+  private static boolean mayBeOneItems(TetherStore store, RuntimeException e) {
+    if (!(e instanceof TetherStoreException) || e instanceof StoreUnavailableException) {
+      return false;
+    }
+    Throwable cause = e.getCause();
+    return cause instanceof SQLException
+        && !StoreErrors.isStoreFault(store.storeEngine(), (SQLException) cause);
+  }
+}
