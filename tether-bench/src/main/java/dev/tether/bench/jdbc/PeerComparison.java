@@ -63,7 +63,9 @@ import org.sqlite.SQLiteDataSource;
  *
  * <ul>
  *   <li>enq1/s: single enqueues per second, one thread, one transaction each (Tether
- *       {@code LeaseManager.enqueue}, db-scheduler {@code SchedulerClient.schedule});
+ *       {@code LeaseManager.enqueue}, db-scheduler {@code SchedulerClient.schedule}); on PostgreSQL
+ *       Tether's with another store listening for the queue, so that each enqueue (and each
+ *       group, below) notifies it ({@code listeningProcess});
  *   <li>enq1x8/s: the same single enqueues (as many items in all) from {@value #PRODUCERS}
  *       producer threads at once, each calling the single-item enqueue (Tether: concurrent calls
  *       may share a commit: on PostgreSQL with group commit on, unless the library's system
@@ -334,7 +336,8 @@ public final class PeerComparison {
   private static Row runTether(Backend b, int items, int workers, boolean optimized) throws Exception {
     Row row = new Row(optimized ? "tether" : "tether-base");
     resetPeakHeap();
-    try (Db db = new Db(b); TetherStore store = TetherStore.open(db.url, db.tetherConfig(optimized))) {
+    try (Db db = new Db(b); TetherStore store = TetherStore.open(db.url, db.tetherConfig(optimized));
+        AutoCloseable listening = optimized && !b.sqlite() ? listeningProcess(db.url, "single", "single-x8") : null) {
       LeaseManager producer = new LeaseManager(store, "producer");
       int single = Math.min(items, 2000);
       long t0 = System.nanoTime();
@@ -442,6 +445,43 @@ public final class PeerComparison {
   @FunctionalInterface
   private interface Enqueue {
     void run(int i) throws Exception;
+  }
+
+  /**
+   * Another "process" listening for the single enqueues' queues while they are timed, so that
+   * Tether's enqueues have someone to wake (with nobody waiting for a queue an enqueue notifies
+   * nobody): a store of its own whose receivers wait on each queue with a work-type filter no item
+   * has, so they take nothing; each wake-up costs it one filtered acquisition, as a woken idle
+   * worker would. Waits 1.5 s for its listener to take its slots.
+   */
+  private static AutoCloseable listeningProcess(String url, String... queues) throws InterruptedException {
+    TetherStore other = TetherStore.open(url, TetherStoreConfig.builder().maximumPoolSize(2).build());
+    LeaseManager leases = new LeaseManager(other, "peer-listener");
+    AtomicBoolean stop = new AtomicBoolean();
+    List<Thread> threads = new ArrayList<>();
+    for (String queue : queues) {
+      Thread t = new Thread(() -> {
+        AcquireRequest never = new AcquireRequest(queue, Duration.ofSeconds(30), 1, "peer-listener-only", null);
+        while (!stop.get()) {
+          try {
+            leases.acquire(never, Duration.ofMillis(500));
+          } catch (RuntimeException e) {
+            return; // the store closed
+          }
+        }
+      }, "peer-listener-" + queue);
+      t.setDaemon(true);
+      t.start();
+      threads.add(t);
+    }
+    Thread.sleep(1500);
+    return () -> {
+      stop.set(true);
+      for (Thread t : threads) {
+        t.join(5_000);
+      }
+      other.close();
+    };
   }
 
   /**
