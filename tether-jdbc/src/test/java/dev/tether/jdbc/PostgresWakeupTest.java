@@ -53,8 +53,14 @@ class PostgresWakeupTest {
 
   /** {@code n} receivers on {@code store} that take one item at a time and complete it. */
   private void receivers(TetherStore store, int index, int n, Duration waitTime, Duration poll) {
+    receivers(store, index, n, waitTime, poll, QUEUE);
+  }
+
+  /** {@code n} receivers of {@code queue} on {@code store}, as {@link #receivers} above. */
+  private void receivers(TetherStore store, int index, int n, Duration waitTime, Duration poll,
+      String queue) {
     LeaseManager leases = new LeaseManager(store, "store-" + index);
-    AcquireRequest request = AcquireRequest.one(QUEUE, Duration.ofMinutes(5));
+    AcquireRequest request = AcquireRequest.one(queue, Duration.ofMinutes(5));
     for (int i = 0; i < n; i++) {
       Thread t = new Thread(() -> {
         while (!stop.get()) {
@@ -75,8 +81,13 @@ class PostgresWakeupTest {
    * first looks are over (no look for a second).
    */
   private static void settled(List<TetherStore> stores) {
+    settled(stores, QUEUE);
+  }
+
+  /** As {@link #settled(List)}, for receivers of {@code queue}. */
+  private static void settled(List<TetherStore> stores, String queue) {
     await().atMost(Duration.ofSeconds(30)).until(() -> stores.stream().allMatch(s ->
-        s.wakeups().hasWaiting(QUEUE) && s.roster().ownSlot(QUEUE) >= 0));
+        s.wakeups().hasWaiting(queue) && s.roster().ownSlot(queue) >= 0));
     quiet(stores);
   }
 
@@ -218,6 +229,38 @@ class PostgresWakeupTest {
 
       for (int round = 0; round < 6; round++) {
         long id = producer.enqueue(NewWorkItem.of(QUEUE, "job " + round));
+        // a minute's poll: only a wake-up (direct or passed on) gets it there this soon
+        await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
+      }
+    }
+  }
+
+  /**
+   * Two queues whose advisory-lock keys collide ("Aa" and "BB" have the same {@code hashCode}, and
+   * so do "tether:schema:Aa" and "tether:schema:BB") share one ring of slots: an enqueue on one
+   * may notify only stores waiting for the other, which must pass the wake-up on rather than
+   * swallow it as if it were for their own queue.
+   */
+  @Test
+  void aWakeUpOfAQueueWhoseKeyCollidesReachesThatQueuesReceiver() {
+    assertThat("Aa".hashCode()).isEqualTo("BB".hashCode());
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakec_")) {
+      closing.add(0, schema);
+      List<TetherStore> others = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        TetherStore s = store(schema);
+        receivers(s, i, 1, Duration.ofSeconds(1), LONG_POLL, "BB");
+        others.add(s);
+      }
+      settled(others, "BB"); // slots 0 and 1 of the shared key
+      TetherStore waiting = store(schema);
+      receivers(waiting, 7, 1, Duration.ofSeconds(1), LONG_POLL, "Aa");
+      settled(List.of(waiting), "Aa");
+      assertThat(waiting.roster().keyOf("Aa")).isEqualTo(others.get(0).roster().keyOf("BB"));
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+
+      for (int round = 0; round < 3; round++) {
+        long id = producer.enqueue(NewWorkItem.of("Aa", "job " + round));
         // a minute's poll: only a wake-up (direct or passed on) gets it there this soon
         await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
       }
