@@ -185,8 +185,8 @@ final class NotificationListener implements Runnable {
   }
 
   /**
-   * A wake-up on this store's slot of {@code queue}: when no receiver waits for the queue the
-   * payload names (another queue whose key collides with {@code queue}'s shares its ring of
+   * A wake-up on this store's slot of {@code queue}: when no receiver that takes any item waits
+   * for the queue the payload names (one filtered for a work type or task may not take it) (another queue whose key collides with {@code queue}'s shares its ring of
    * slots, {@link WakeRoster#keyOf}), passes it on to the next slot unless it was passed on
    * enough. Returns true: the caller signals this store's receivers either way, so that one that
    * waits wakes, and one that comes back from its work looks instead of skipping its look ({@link
@@ -194,7 +194,7 @@ final class NotificationListener implements Runnable {
    */
   private boolean wakeOrPassOn(Connection c, String queue, String payload) throws SQLException {
     String named = WakeRoster.queue(payload);
-    if (store.wakeups().hasWaiting(named != null ? named : queue)) {
+    if (store.wakeups().hasUnfilteredWaiting(named != null ? named : queue)) {
       return true;
     }
     int hops = WakeRoster.hops(payload);

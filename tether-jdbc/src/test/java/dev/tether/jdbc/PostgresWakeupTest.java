@@ -266,4 +266,73 @@ class PostgresWakeupTest {
       }
     }
   }
+
+  /** One receiver of {@code QUEUE} on {@code store} that takes only items of {@code workType}. */
+  private void filteredReceiver(TetherStore store, int index, String workType, Duration waitTime) {
+    LeaseManager leases = new LeaseManager(store, "filtered-" + index);
+    AcquireRequest request = new AcquireRequest(QUEUE, Duration.ofMinutes(5), 1, workType, null);
+    Thread t = new Thread(() -> {
+      while (!stop.get()) {
+        for (Lease lease : leases.acquire(request, waitTime, LONG_POLL, stop::get)) {
+          takenBy.put(lease.itemId(), index);
+          leases.complete(lease.itemId(), lease.token(), null);
+        }
+      }
+    }, "filtered-" + index);
+    t.setDaemon(true);
+    threads.add(t);
+    t.start();
+  }
+
+  /**
+   * Stores whose only waiting receivers take another work type than the item's pass its wake-up
+   * on: their receivers cannot take it, and a store further round the ring has one that can.
+   */
+  @Test
+  void aWakeUpIsPassedOnByStoresWhoseWaitingReceiversAreFilteredForOtherWork() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakef_")) {
+      closing.add(0, schema);
+      List<TetherStore> filtered = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        TetherStore s = store(schema);
+        filteredReceiver(s, i, "other", Duration.ofSeconds(1));
+        filtered.add(s);
+      }
+      settled(filtered); // slots 0 and 1
+      TetherStore any = store(schema);
+      receivers(any, 7, 1, Duration.ofSeconds(1), LONG_POLL);
+      settled(List.of(any));
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+
+      for (int round = 0; round < 3; round++) {
+        long id = producer.enqueue(NewWorkItem.builder(QUEUE).workType("mine").input("job " + round).build());
+        // a minute's poll: only a wake-up (direct or passed on) gets it there this soon
+        await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
+      }
+    }
+  }
+
+  /**
+   * A delayed item's due time, learnt by an unfiltered receiver's probe, is kept by the queue's
+   * poller; when the poller is a receiver filtered for another work type, its look at that time
+   * cannot take the item, and the unfiltered receiver must still look then.
+   */
+  @Test
+  void aDelayedItemStartsWhenDueAlthoughAFilteredReceiverPollsTheQueue() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakefd_")) {
+      closing.add(0, schema);
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+      // enqueued before anyone waits: no wake-up, only the due time starts it
+      long id = producer.enqueue(NewWorkItem.builder(QUEUE).input("later")
+          .delay(Duration.ofSeconds(3)).build());
+      TetherStore s = store(schema);
+      filteredReceiver(s, 0, "other", LONG_POLL); // waits first: the queue's poller
+      await().atMost(Duration.ofSeconds(30)).until(() -> s.wakeups().hasWaiting(QUEUE));
+      receivers(s, 1, 1, Duration.ofSeconds(1), LONG_POLL);
+
+      // the poll interval is a minute: only the due time learnt from the probe starts it
+      await().atMost(Duration.ofSeconds(30)).until(() -> takenBy.containsKey(id));
+      assertThat(takenBy.get(id)).isEqualTo(1);
+    }
+  }
 }
