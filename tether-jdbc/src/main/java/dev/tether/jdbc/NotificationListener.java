@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * backoff; meanwhile receivers still poll, and after reconnecting they are woken once in case a
  * notification was missed. Losing an established connection marks the store {@linkplain
  * TetherStore#isAvailable() unavailable}; reconnecting marks it available again (unless a call
- * failed meanwhile). Daemon thread; {@link #stop()} ends it within a second.
+ * failed meanwhile). Daemon thread; {@link #stop()} ends it within a second, its slots given up
+ * and its {@code LISTEN}s ended before its connection is closed.
  */
 final class NotificationListener implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(NotificationListener.class);
@@ -106,6 +107,7 @@ final class NotificationListener implements Runnable {
             }
           }
         }
+        giveUp(c);
       } catch (SQLException | RuntimeException e) {
         WakeRoster roster = store.roster();
         if (roster != null) {
@@ -132,6 +134,31 @@ final class NotificationListener implements Runnable {
       }
     }
     LOG.debug("Stopped listening for enqueue notifications on {}", description);
+  }
+
+  /**
+   * Stopping: gives up this connection's slots and stops listening before the connection is
+   * closed, since on a caller's data source closing only returns it to their pool, where the
+   * session's advisory locks and {@code LISTEN}s would outlive the store (its slots staying in
+   * the roster, so enqueues would notify a slot nobody reads). Best effort: a failure is logged.
+   */
+  private void giveUp(Connection c) {
+    WakeRoster roster = store.roster();
+    try {
+      if (roster != null) {
+        for (String queue : slotChannels.keySet()) {
+          roster.release(c, queue);
+        }
+      }
+      try (Statement st = c.createStatement()) {
+        st.execute("UNLISTEN *");
+      }
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("Could not give up the wake-up slots of {} before closing ({})", description, e.toString());
+    } finally {
+      slotChannels.clear();
+      slotQueues.clear();
+    }
   }
 
   /**

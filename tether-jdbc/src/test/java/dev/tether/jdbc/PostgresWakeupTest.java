@@ -335,4 +335,54 @@ class PostgresWakeupTest {
       assertThat(takenBy.get(id)).isEqualTo(1);
     }
   }
+
+  /** Granted advisory locks of {@code key} in the database (the roster of its slots), read on {@code ds}. */
+  private static int slotsHeld(javax.sql.DataSource ds, int key) throws java.sql.SQLException {
+    try (java.sql.Connection c = ds.getConnection();
+        java.sql.PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_locks"
+            + " WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND classid = (?::bigint)::oid")) {
+      ps.setLong(1, key);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /**
+   * On a caller's data source the listener's connection is one of the caller's pool, which
+   * outlives the store: closing the store gives its slots up (and stops listening) before the
+   * connection goes back, so that no enqueue keeps notifying a slot nobody reads.
+   */
+  @Test
+  void closingAStoreOnACallersDataSourceGivesUpItsSlots() throws Exception {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakeds_")) {
+      closing.add(0, schema);
+      com.zaxxer.hikari.HikariConfig hc = new com.zaxxer.hikari.HikariConfig();
+      hc.setJdbcUrl(schema.url());
+      hc.setMaximumPoolSize(4);
+      com.zaxxer.hikari.HikariDataSource ds = new com.zaxxer.hikari.HikariDataSource(hc);
+      closing.add(0, ds);
+      TetherStore s = TetherStore.open(ds);
+      LeaseManager leases = new LeaseManager(s, "caller-pool");
+      AtomicBoolean done = new AtomicBoolean();
+      Thread t = new Thread(() -> {
+        while (!done.get()) {
+          leases.acquire(AcquireRequest.one(QUEUE, Duration.ofMinutes(5)), Duration.ofSeconds(1),
+              LONG_POLL, done::get);
+        }
+      }, "caller-pool-receiver");
+      t.setDaemon(true);
+      t.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> s.roster().ownSlot(QUEUE) >= 0);
+      int key = s.roster().keyOf(QUEUE);
+      assertThat(slotsHeld(ds, key)).isEqualTo(1);
+
+      done.set(true);
+      s.close();
+      t.join(10_000);
+
+      await().atMost(Duration.ofSeconds(20)).until(() -> slotsHeld(ds, key) == 0);
+    }
+  }
 }
