@@ -385,4 +385,24 @@ class PostgresWakeupTest {
       await().atMost(Duration.ofSeconds(20)).until(() -> slotsHeld(ds, key) == 0);
     }
   }
+
+  /**
+   * A store whose receivers wait on two queues whose keys collide holds a slot of its own for
+   * each: an advisory lock is re-entrant within a session, so the claim must skip the slots the
+   * store already holds, or both queues would share one slot and channel (and giving up one
+   * queue's would stop listening for the other's).
+   */
+  @Test
+  void aStoreWaitingOnTwoQueuesWhoseKeysCollideHoldsTwoSlots() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakecs_")) {
+      closing.add(0, schema);
+      TetherStore s = store(schema);
+      receivers(s, 0, 1, Duration.ofSeconds(1), LONG_POLL, "Aa");
+      settled(List.of(s), "Aa");
+      receivers(s, 1, 1, Duration.ofSeconds(1), LONG_POLL, "BB");
+      settled(List.of(s), "BB");
+
+      assertThat(s.roster().ownSlot("BB")).isNotEqualTo(s.roster().ownSlot("Aa"));
+    }
+  }
 }
