@@ -81,7 +81,7 @@ final class AcquireWait {
       if (remaining <= 0) {
         return List.of();
       }
-      switch (wakeups.await(queue, seen, remaining, pollNanos)) {
+      switch (wakeups.await(queue, seen, remaining, pollNanos, unfiltered)) {
         case SIGNAL:
           look = true;
           break;

@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * backoff; meanwhile receivers still poll, and after reconnecting they are woken once in case a
  * notification was missed. Losing an established connection marks the store {@linkplain
  * TetherStore#isAvailable() unavailable}; reconnecting marks it available again (unless a call
- * failed meanwhile). Daemon thread; {@link #stop()} ends it within a second.
+ * failed meanwhile). Daemon thread; {@link #stop()} ends it within a second, its slots given up
+ * and its {@code LISTEN}s ended before its connection is closed.
  */
 final class NotificationListener implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(NotificationListener.class);
@@ -106,6 +107,7 @@ final class NotificationListener implements Runnable {
             }
           }
         }
+        giveUp(c);
       } catch (SQLException | RuntimeException e) {
         WakeRoster roster = store.roster();
         if (roster != null) {
@@ -132,6 +134,31 @@ final class NotificationListener implements Runnable {
       }
     }
     LOG.debug("Stopped listening for enqueue notifications on {}", description);
+  }
+
+  /**
+   * Stopping: gives up this connection's slots and stops listening before the connection is
+   * closed, since on a caller's data source closing only returns it to their pool, where the
+   * session's advisory locks and {@code LISTEN}s would outlive the store (its slots staying in
+   * the roster, so enqueues would notify a slot nobody reads). Best effort: a failure is logged.
+   */
+  private void giveUp(Connection c) {
+    WakeRoster roster = store.roster();
+    try {
+      if (roster != null) {
+        for (String queue : slotChannels.keySet()) {
+          roster.release(c, queue);
+        }
+      }
+      try (Statement st = c.createStatement()) {
+        st.execute("UNLISTEN *");
+      }
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("Could not give up the wake-up slots of {} before closing ({})", description, e.toString());
+    } finally {
+      slotChannels.clear();
+      slotQueues.clear();
+    }
   }
 
   /**
@@ -185,13 +212,16 @@ final class NotificationListener implements Runnable {
   }
 
   /**
-   * A wake-up on this store's slot of {@code queue}: when no receiver waits for the queue, passes
-   * it on to the next slot unless it was passed on enough. Returns true: the caller signals this
-   * store's receivers either way, so that one that waits wakes, and one that comes back from its
-   * work looks instead of skipping its look ({@link Wakeups#start}).
+   * A wake-up on this store's slot of {@code queue}: when no receiver that takes any item waits
+   * for the queue the payload names (one filtered for a work type or task may not take it) (another queue whose key collides with {@code queue}'s shares its ring of
+   * slots, {@link WakeRoster#keyOf}), passes it on to the next slot unless it was passed on
+   * enough. Returns true: the caller signals this store's receivers either way, so that one that
+   * waits wakes, and one that comes back from its work looks instead of skipping its look ({@link
+   * Wakeups#start}).
    */
   private boolean wakeOrPassOn(Connection c, String queue, String payload) throws SQLException {
-    if (store.wakeups().hasWaiting(queue)) {
+    String named = WakeRoster.queue(payload);
+    if (store.wakeups().hasUnfilteredWaiting(named != null ? named : queue)) {
       return true;
     }
     int hops = WakeRoster.hops(payload);

@@ -46,9 +46,15 @@ final class WakeRoster {
   /** Queues whose rosters are cached at most (the cache is dropped beyond). */
   private static final int CACHED = 1024;
 
-  /** The first free slot of a key: its upper bound is {@link #SLOTS} - 1. */
+  /**
+   * The first free slot of a key, skipping those of the array (slots this session already holds
+   * for another queue of the same key: an advisory lock is re-entrant within a session, so trying
+   * one would "take" it again; the CASE keeps the lock from being tried for them). Its upper
+   * bound is {@link #SLOTS} - 1. Parameters: the held slots, the key.
+   */
   private static final String CLAIM =
-      "SELECT s FROM generate_series(0, 1023) s WHERE pg_try_advisory_lock(?, s) LIMIT 1";
+      "SELECT s FROM generate_series(0, 1023) s"
+          + " WHERE CASE WHEN s = ANY(?::int[]) THEN FALSE ELSE pg_try_advisory_lock(?, s) END LIMIT 1";
   private static final String ROSTER =
       "SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND granted"
           + " AND classid = (?::bigint)::oid"
@@ -88,12 +94,20 @@ final class WakeRoster {
 
   /**
    * On the listener's connection: takes the first free slot of {@code queue} (a session advisory
-   * lock held until released or the connection closes), and returns it, or -1 when all {@value
-   * #SLOTS} are taken.
+   * lock held until released or the connection closes) other than those this store holds for
+   * other queues of the same key, and returns it, or -1 when all {@value #SLOTS} are taken.
    */
   int claim(Connection listener, String queue) throws SQLException {
+    int key = keyOf(queue);
+    List<Integer> held = new ArrayList<>();
+    for (Map.Entry<String, Integer> e : own.entrySet()) {
+      if (!e.getKey().equals(queue) && keyOf(e.getKey()) == key) {
+        held.add(e.getValue()); // another queue whose key collides with this one's
+      }
+    }
     try (PreparedStatement ps = listener.prepareStatement(CLAIM)) {
-      ps.setInt(1, keyOf(queue));
+      ps.setArray(1, listener.createArrayOf("integer", held.toArray()));
+      ps.setInt(2, key);
       try (ResultSet rs = ps.executeQuery()) {
         int slot = rs.next() ? rs.getInt(1) : -1;
         if (slot >= 0) {

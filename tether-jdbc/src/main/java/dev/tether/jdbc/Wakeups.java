@@ -47,7 +47,11 @@ final class Wakeups {
   /** The waiters of one queue. Guarded by the monitor of the enclosing instance. */
   private static final class Queue {
     int waiting;
+    /** Of {@link #waiting}, those that take any item of the queue (no work type or task filter). */
+    int unfilteredWaiting;
     Thread poller;
+    /** Whether the poller takes only some items (a filtered receiver). */
+    boolean pollerFiltered;
     /** When the queue is next looked at without a signal (System.nanoTime()). */
     long nextLook;
     /** The signal generation one waiter of this queue has already taken. */
@@ -90,6 +94,15 @@ final class Wakeups {
    */
   synchronized long generation() {
     return generation;
+  }
+
+  /**
+   * Whether a receiver that takes any item of {@code queue} (no work type or task filter) waits
+   * for it: one that can take whatever a wake-up announces.
+   */
+  synchronized boolean hasUnfilteredWaiting(String queue) {
+    Queue q = queues.get(queue);
+    return q != null && q.unfilteredWaiting > 0;
   }
 
   /** Whether a receiver waits for {@code queue} (null: for any queue). */
@@ -196,6 +209,16 @@ final class Wakeups {
    * #wakeAll()} ({@link Wake#SIGNAL}), or {@code maxNanos} (its own wait time) passed.
    */
   Wake await(String queue, long seen, long maxNanos, long pollNanos) {
+    return await(queue, seen, maxNanos, pollNanos, true);
+  }
+
+  /**
+   * As {@link #await(String, long, long, long)}, for a receiver that takes any item of the queue
+   * ({@code unfiltered}) or only some (a work type or task filter). A filtered receiver is the
+   * queue's poller only while no unfiltered one waits: its look cannot take every item, so a due
+   * time an unfiltered receiver learnt would pass with nobody able to take what came due.
+   */
+  Wake await(String queue, long seen, long maxNanos, long pollNanos, boolean unfiltered) {
     Thread me = Thread.currentThread();
     long end = System.nanoTime() + maxNanos;
     synchronized (this) {
@@ -207,6 +230,9 @@ final class Wakeups {
       }
       long wakeAllSeen = wakeAllGeneration;
       q.waiting++;
+      if (unfiltered) {
+        q.unfilteredWaiting++;
+      }
       q.lastWaited = System.nanoTime();
       try {
         while (true) {
@@ -220,14 +246,19 @@ final class Wakeups {
             }
             seen = generation;
           }
-          if (q.poller == null) {
+          if (q.poller == null || (unfiltered && q.pollerFiltered)) {
             q.poller = me;
+            q.pollerFiltered = !unfiltered;
           }
           long now = System.nanoTime();
           long until = end;
           if (q.poller == me) {
             if (q.nextLook - now <= 0) {
               q.nextLook = now + pollNanos; // until the looker says what it found
+              if (q.pollerFiltered) {
+                // a filtered look may leave due items: an unfiltered receive that starts looks
+                q.emptyGeneration = -1;
+              }
               return Wake.LOOK;
             }
             until = q.nextLook - end < 0 ? q.nextLook : end;
@@ -245,6 +276,9 @@ final class Wakeups {
         }
       } finally {
         q.waiting--;
+        if (unfiltered) {
+          q.unfilteredWaiting--;
+        }
         q.lastWaited = System.nanoTime();
         if (q.poller == me) {
           q.poller = null;

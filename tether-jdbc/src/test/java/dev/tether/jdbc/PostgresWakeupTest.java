@@ -53,8 +53,14 @@ class PostgresWakeupTest {
 
   /** {@code n} receivers on {@code store} that take one item at a time and complete it. */
   private void receivers(TetherStore store, int index, int n, Duration waitTime, Duration poll) {
+    receivers(store, index, n, waitTime, poll, QUEUE);
+  }
+
+  /** {@code n} receivers of {@code queue} on {@code store}, as {@link #receivers} above. */
+  private void receivers(TetherStore store, int index, int n, Duration waitTime, Duration poll,
+      String queue) {
     LeaseManager leases = new LeaseManager(store, "store-" + index);
-    AcquireRequest request = AcquireRequest.one(QUEUE, Duration.ofMinutes(5));
+    AcquireRequest request = AcquireRequest.one(queue, Duration.ofMinutes(5));
     for (int i = 0; i < n; i++) {
       Thread t = new Thread(() -> {
         while (!stop.get()) {
@@ -75,8 +81,13 @@ class PostgresWakeupTest {
    * first looks are over (no look for a second).
    */
   private static void settled(List<TetherStore> stores) {
+    settled(stores, QUEUE);
+  }
+
+  /** As {@link #settled(List)}, for receivers of {@code queue}. */
+  private static void settled(List<TetherStore> stores, String queue) {
     await().atMost(Duration.ofSeconds(30)).until(() -> stores.stream().allMatch(s ->
-        s.wakeups().hasWaiting(QUEUE) && s.roster().ownSlot(QUEUE) >= 0));
+        s.wakeups().hasWaiting(queue) && s.roster().ownSlot(queue) >= 0));
     quiet(stores);
   }
 
@@ -221,6 +232,177 @@ class PostgresWakeupTest {
         // a minute's poll: only a wake-up (direct or passed on) gets it there this soon
         await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
       }
+    }
+  }
+
+  /**
+   * Two queues whose advisory-lock keys collide ("Aa" and "BB" have the same {@code hashCode}, and
+   * so do "tether:schema:Aa" and "tether:schema:BB") share one ring of slots: an enqueue on one
+   * may notify only stores waiting for the other, which must pass the wake-up on rather than
+   * swallow it as if it were for their own queue.
+   */
+  @Test
+  void aWakeUpOfAQueueWhoseKeyCollidesReachesThatQueuesReceiver() {
+    assertThat("Aa".hashCode()).isEqualTo("BB".hashCode());
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakec_")) {
+      closing.add(0, schema);
+      List<TetherStore> others = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        TetherStore s = store(schema);
+        receivers(s, i, 1, Duration.ofSeconds(1), LONG_POLL, "BB");
+        others.add(s);
+      }
+      settled(others, "BB"); // slots 0 and 1 of the shared key
+      TetherStore waiting = store(schema);
+      receivers(waiting, 7, 1, Duration.ofSeconds(1), LONG_POLL, "Aa");
+      settled(List.of(waiting), "Aa");
+      assertThat(waiting.roster().keyOf("Aa")).isEqualTo(others.get(0).roster().keyOf("BB"));
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+
+      for (int round = 0; round < 3; round++) {
+        long id = producer.enqueue(NewWorkItem.of("Aa", "job " + round));
+        // a minute's poll: only a wake-up (direct or passed on) gets it there this soon
+        await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
+      }
+    }
+  }
+
+  /** One receiver of {@code QUEUE} on {@code store} that takes only items of {@code workType}. */
+  private void filteredReceiver(TetherStore store, int index, String workType, Duration waitTime) {
+    LeaseManager leases = new LeaseManager(store, "filtered-" + index);
+    AcquireRequest request = new AcquireRequest(QUEUE, Duration.ofMinutes(5), 1, workType, null);
+    Thread t = new Thread(() -> {
+      while (!stop.get()) {
+        for (Lease lease : leases.acquire(request, waitTime, LONG_POLL, stop::get)) {
+          takenBy.put(lease.itemId(), index);
+          leases.complete(lease.itemId(), lease.token(), null);
+        }
+      }
+    }, "filtered-" + index);
+    t.setDaemon(true);
+    threads.add(t);
+    t.start();
+  }
+
+  /**
+   * Stores whose only waiting receivers take another work type than the item's pass its wake-up
+   * on: their receivers cannot take it, and a store further round the ring has one that can.
+   */
+  @Test
+  void aWakeUpIsPassedOnByStoresWhoseWaitingReceiversAreFilteredForOtherWork() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakef_")) {
+      closing.add(0, schema);
+      List<TetherStore> filtered = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        TetherStore s = store(schema);
+        filteredReceiver(s, i, "other", Duration.ofSeconds(1));
+        filtered.add(s);
+      }
+      settled(filtered); // slots 0 and 1
+      TetherStore any = store(schema);
+      receivers(any, 7, 1, Duration.ofSeconds(1), LONG_POLL);
+      settled(List.of(any));
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+
+      for (int round = 0; round < 3; round++) {
+        long id = producer.enqueue(NewWorkItem.builder(QUEUE).workType("mine").input("job " + round).build());
+        // a minute's poll: only a wake-up (direct or passed on) gets it there this soon
+        await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
+      }
+    }
+  }
+
+  /**
+   * A delayed item's due time, learnt by an unfiltered receiver's probe, is kept by the queue's
+   * poller; when the poller is a receiver filtered for another work type, its look at that time
+   * cannot take the item, and the unfiltered receiver must still look then.
+   */
+  @Test
+  void aDelayedItemStartsWhenDueAlthoughAFilteredReceiverPollsTheQueue() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakefd_")) {
+      closing.add(0, schema);
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+      // enqueued before anyone waits: no wake-up, only the due time starts it
+      long id = producer.enqueue(NewWorkItem.builder(QUEUE).input("later")
+          .delay(Duration.ofSeconds(3)).build());
+      TetherStore s = store(schema);
+      filteredReceiver(s, 0, "other", LONG_POLL); // waits first: the queue's poller
+      await().atMost(Duration.ofSeconds(30)).until(() -> s.wakeups().hasWaiting(QUEUE));
+      receivers(s, 1, 1, Duration.ofSeconds(1), LONG_POLL);
+
+      // the poll interval is a minute: only the due time learnt from the probe starts it
+      await().atMost(Duration.ofSeconds(30)).until(() -> takenBy.containsKey(id));
+      assertThat(takenBy.get(id)).isEqualTo(1);
+    }
+  }
+
+  /** Granted advisory locks of {@code key} in the database (the roster of its slots), read on {@code ds}. */
+  private static int slotsHeld(javax.sql.DataSource ds, int key) throws java.sql.SQLException {
+    try (java.sql.Connection c = ds.getConnection();
+        java.sql.PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_locks"
+            + " WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND classid = (?::bigint)::oid")) {
+      ps.setLong(1, key);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /**
+   * On a caller's data source the listener's connection is one of the caller's pool, which
+   * outlives the store: closing the store gives its slots up (and stops listening) before the
+   * connection goes back, so that no enqueue keeps notifying a slot nobody reads.
+   */
+  @Test
+  void closingAStoreOnACallersDataSourceGivesUpItsSlots() throws Exception {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakeds_")) {
+      closing.add(0, schema);
+      com.zaxxer.hikari.HikariConfig hc = new com.zaxxer.hikari.HikariConfig();
+      hc.setJdbcUrl(schema.url());
+      hc.setMaximumPoolSize(4);
+      com.zaxxer.hikari.HikariDataSource ds = new com.zaxxer.hikari.HikariDataSource(hc);
+      closing.add(0, ds);
+      TetherStore s = TetherStore.open(ds);
+      LeaseManager leases = new LeaseManager(s, "caller-pool");
+      AtomicBoolean done = new AtomicBoolean();
+      Thread t = new Thread(() -> {
+        while (!done.get()) {
+          leases.acquire(AcquireRequest.one(QUEUE, Duration.ofMinutes(5)), Duration.ofSeconds(1),
+              LONG_POLL, done::get);
+        }
+      }, "caller-pool-receiver");
+      t.setDaemon(true);
+      t.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> s.roster().ownSlot(QUEUE) >= 0);
+      int key = s.roster().keyOf(QUEUE);
+      assertThat(slotsHeld(ds, key)).isEqualTo(1);
+
+      done.set(true);
+      s.close();
+      t.join(10_000);
+
+      await().atMost(Duration.ofSeconds(20)).until(() -> slotsHeld(ds, key) == 0);
+    }
+  }
+
+  /**
+   * A store whose receivers wait on two queues whose keys collide holds a slot of its own for
+   * each: an advisory lock is re-entrant within a session, so the claim must skip the slots the
+   * store already holds, or both queues would share one slot and channel (and giving up one
+   * queue's would stop listening for the other's).
+   */
+  @Test
+  void aStoreWaitingOnTwoQueuesWhoseKeysCollideHoldsTwoSlots() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wakecs_")) {
+      closing.add(0, schema);
+      TetherStore s = store(schema);
+      receivers(s, 0, 1, Duration.ofSeconds(1), LONG_POLL, "Aa");
+      settled(List.of(s), "Aa");
+      receivers(s, 1, 1, Duration.ofSeconds(1), LONG_POLL, "BB");
+      settled(List.of(s), "BB");
+
+      assertThat(s.roster().ownSlot("BB")).isNotEqualTo(s.roster().ownSlot("Aa"));
     }
   }
 }
