@@ -141,57 +141,33 @@ final class PostgresInserts {
   long[] insertGroup(Connection c, List<NewWorkItem> items, List<Instant> nows, String[] channels,
       String[] payloads) throws SQLException {
     int n = items.size();
-    OffsetDateTime[] ats = new OffsetDateTime[n];
-    String[] queues = new String[n];
-    String[] taskIds = new String[n];
-    String[] workTypes = new String[n];
-    Integer[] priorities = new Integer[n];
-    Integer[] maxAttempts = new Integer[n];
-    Long[] delays = new Long[n];
-    Boolean[] scheduled = new Boolean[n];
-    String[] replyTos = new String[n];
-    byte[][] inputs = new byte[n][];
-    String[] headers = new String[n];
-    Long[] replyOfs = new Long[n];
-    Boolean[] errorReplies = new Boolean[n];
-    for (int i = 0; i < n; i++) {
-      NewWorkItem item = items.get(i);
+    for (NewWorkItem item : items) {
       if (item.idempotencyKey() != null) {
         throw new IllegalArgumentException("the group insert is for items without an idempotency key");
       }
+    }
+    Columns v = new Columns(items);
+    OffsetDateTime[] ats = new OffsetDateTime[n];
+    for (int i = 0; i < n; i++) {
       Instant at = nows.get(i);
-      ats[i] = at == null ? null
-          : OffsetDateTime.ofInstant(at.truncatedTo(ChronoUnit.MILLIS),
-              ZoneOffset.UTC);
-      queues[i] = item.queue();
-      taskIds[i] = item.taskId();
-      workTypes[i] = item.workType();
-      priorities[i] = item.priority();
-      maxAttempts[i] = item.maxAttempts();
-      delays[i] = item.delay().toMillis();
-      scheduled[i] = Inserts.scheduled(item);
-      replyTos[i] = item.replyTo();
-      inputs[i] = item.inputUnsafe();
-      headers[i] = item.headersColumn();
-      replyOfs[i] = item.replyOf();
-      errorReplies[i] = item.errorReply();
+      ats[i] = at == null ? null : OffsetDateTime.ofInstant(at.truncatedTo(ChronoUnit.MILLIS), ZoneOffset.UTC);
     }
     long[] ids = new long[n];
     boolean[] seen = new boolean[n];
     try (PreparedStatement ps = c.prepareStatement(INSERT_GROUP)) {
       ps.setArray(1, c.createArrayOf("timestamptz", ats));
-      ps.setArray(2, c.createArrayOf("text", queues));
-      ps.setArray(3, c.createArrayOf("text", taskIds));
-      ps.setArray(4, c.createArrayOf("text", workTypes));
-      ps.setArray(5, c.createArrayOf("int4", priorities));
-      ps.setArray(6, c.createArrayOf("int4", maxAttempts));
-      ps.setArray(7, c.createArrayOf("bigint", delays));
-      ps.setArray(8, c.createArrayOf("bool", scheduled));
-      ps.setArray(9, c.createArrayOf("text", replyTos));
-      ps.setArray(10, c.createArrayOf("bytea", inputs));
-      ps.setArray(11, c.createArrayOf("text", headers));
-      ps.setArray(12, c.createArrayOf("bigint", replyOfs));
-      ps.setArray(13, c.createArrayOf("bool", errorReplies));
+      ps.setArray(2, c.createArrayOf("text", v.queues));
+      ps.setArray(3, c.createArrayOf("text", v.taskIds));
+      ps.setArray(4, c.createArrayOf("text", v.workTypes));
+      ps.setArray(5, c.createArrayOf("int4", v.priorities));
+      ps.setArray(6, c.createArrayOf("int4", v.maxAttempts));
+      ps.setArray(7, c.createArrayOf("bigint", v.delays));
+      ps.setArray(8, c.createArrayOf("bool", v.scheduled));
+      ps.setArray(9, c.createArrayOf("text", v.replyTos));
+      ps.setArray(10, c.createArrayOf("bytea", v.inputs));
+      ps.setArray(11, c.createArrayOf("text", v.headers));
+      ps.setArray(12, c.createArrayOf("bigint", v.replyOfs));
+      ps.setArray(13, c.createArrayOf("bool", v.errorReplies));
       ps.setArray(14, c.createArrayOf("text", channels));
       ps.setArray(15, c.createArrayOf("text", payloads));
       int rows = 0;
@@ -218,41 +194,21 @@ final class PostgresInserts {
   /** Inserts a run of keyless items in one statement; returns their ids in any order. */
   List<Long> insertRun(Connection c, List<NewWorkItem> run, Instant now) throws SQLException {
     int n = run.size();
-    String[] queues = new String[n];
-    String[] taskIds = new String[n];
-    String[] workTypes = new String[n];
-    Integer[] priorities = new Integer[n];
-    Integer[] maxAttempts = new Integer[n];
-    Long[] delays = new Long[n];
-    String[] replyTos = new String[n];
-    byte[][] inputs = new byte[n][];
-    String[] headers = new String[n];
-    for (int i = 0; i < n; i++) {
-      NewWorkItem item = run.get(i);
-      queues[i] = item.queue();
-      taskIds[i] = item.taskId();
-      workTypes[i] = item.workType();
-      priorities[i] = item.priority();
-      maxAttempts[i] = item.maxAttempts();
-      delays[i] = item.delay().toMillis();
-      replyTos[i] = item.replyTo();
-      inputs[i] = item.inputUnsafe();
-      headers[i] = item.headersColumn();
-    }
+    Columns v = new Columns(run);
     List<Long> ids = new ArrayList<>(n);
     try (PreparedStatement ps = c.prepareStatement(INSERT_ALL)) {
       engine.setInstant(ps, 1, now);
       engine.setInstant(ps, 2, now);
       engine.setInstant(ps, 3, now);
-      ps.setArray(4, c.createArrayOf("text", queues));
-      ps.setArray(5, c.createArrayOf("text", taskIds));
-      ps.setArray(6, c.createArrayOf("text", workTypes));
-      ps.setArray(7, c.createArrayOf("int4", priorities));
-      ps.setArray(8, c.createArrayOf("int4", maxAttempts));
-      ps.setArray(9, c.createArrayOf("bigint", delays));
-      ps.setArray(10, c.createArrayOf("text", replyTos));
-      ps.setArray(11, c.createArrayOf("bytea", inputs));
-      ps.setArray(12, c.createArrayOf("text", headers));
+      ps.setArray(4, c.createArrayOf("text", v.queues));
+      ps.setArray(5, c.createArrayOf("text", v.taskIds));
+      ps.setArray(6, c.createArrayOf("text", v.workTypes));
+      ps.setArray(7, c.createArrayOf("int4", v.priorities));
+      ps.setArray(8, c.createArrayOf("int4", v.maxAttempts));
+      ps.setArray(9, c.createArrayOf("bigint", v.delays));
+      ps.setArray(10, c.createArrayOf("text", v.replyTos));
+      ps.setArray(11, c.createArrayOf("bytea", v.inputs));
+      ps.setArray(12, c.createArrayOf("text", v.headers));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           ids.add(rs.getLong(1));
@@ -260,5 +216,52 @@ final class PostgresInserts {
       }
     }
     return ids;
+  }
+
+  /** The items' columns, one array each, for the array inserts. */
+  private static final class Columns {
+    final String[] queues;
+    final String[] taskIds;
+    final String[] workTypes;
+    final Integer[] priorities;
+    final Integer[] maxAttempts;
+    final Long[] delays;
+    final Boolean[] scheduled;
+    final String[] replyTos;
+    final byte[][] inputs;
+    final String[] headers;
+    final Long[] replyOfs;
+    final Boolean[] errorReplies;
+
+    Columns(List<NewWorkItem> items) {
+      int n = items.size();
+      queues = new String[n];
+      taskIds = new String[n];
+      workTypes = new String[n];
+      priorities = new Integer[n];
+      maxAttempts = new Integer[n];
+      delays = new Long[n];
+      scheduled = new Boolean[n];
+      replyTos = new String[n];
+      inputs = new byte[n][];
+      headers = new String[n];
+      replyOfs = new Long[n];
+      errorReplies = new Boolean[n];
+      for (int i = 0; i < n; i++) {
+        NewWorkItem item = items.get(i);
+        queues[i] = item.queue();
+        taskIds[i] = item.taskId();
+        workTypes[i] = item.workType();
+        priorities[i] = item.priority();
+        maxAttempts[i] = item.maxAttempts();
+        delays[i] = item.delay().toMillis();
+        scheduled[i] = Inserts.scheduled(item);
+        replyTos[i] = item.replyTo();
+        inputs[i] = item.inputUnsafe();
+        headers[i] = item.headersColumn();
+        replyOfs[i] = item.replyOf();
+        errorReplies[i] = item.errorReply();
+      }
+    }
   }
 }
