@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -65,7 +66,11 @@ final class WakeRoster {
   private record Read(int[] slots, long at) {}
 
   private final String schema;
-  private final AtomicInteger cursor = new AtomicInteger();
+  /**
+   * Where the rotation of targets starts: at random, so that short-lived producers (one {@code
+   * tether enqueue} each) do not all wake the same first slots.
+   */
+  private final AtomicInteger cursor = new AtomicInteger(ThreadLocalRandom.current().nextInt(SLOTS));
   /** The slots this store's listener holds, by queue. */
   private final Map<String, Integer> own = new ConcurrentHashMap<>();
   private final Map<String, Read> reads = new ConcurrentHashMap<>();
