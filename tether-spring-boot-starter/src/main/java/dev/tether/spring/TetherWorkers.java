@@ -232,23 +232,23 @@ public final class TetherWorkers implements SmartLifecycle {
     Consumer<Runnable> drain = cb -> {
       try {
         if (g != null) {
-          if (!g.shutdown(settings.shutdownTimeout())) {
-            // The group interrupted the handlers still running: give them a moment to hand their
-            // messages back while the store is still open.
-            long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
-            while (g.loops().stream().anyMatch(WorkLoop::isRunning) && System.nanoTime() - until < 0) {
-              try {
-                Thread.sleep(20);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-              }
+          g.shutdown(settings.shutdownTimeout());
+          // Handlers still running at the timeout were interrupted (by this call, or by the
+          // group's own thread at the same timeout, when the call then sees the group ended):
+          // give them a moment to hand their messages back while the store is still open.
+          long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
+          while (g.loops().stream().anyMatch(WorkLoop::isRunning) && System.nanoTime() - until < 0) {
+            try {
+              Thread.sleep(20);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              break;
             }
-            if (g.loops().stream().anyMatch(WorkLoop::isRunning)) {
-              LOG.warn("Tether loops did not all stop within {} (and {} more after an interrupt);"
-                  + " their messages go back to the queue when their leases run out",
-                  settings.shutdownTimeout(), STRAGGLER_GRACE);
-            }
+          }
+          if (g.loops().stream().anyMatch(WorkLoop::isRunning)) {
+            LOG.warn("Tether loops did not all stop within {} (and {} more after an interrupt);"
+                + " their messages go back to the queue when their leases run out",
+                settings.shutdownTimeout(), STRAGGLER_GRACE);
           }
           if (t != null) {
             try {
