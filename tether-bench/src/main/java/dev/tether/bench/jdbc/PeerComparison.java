@@ -10,6 +10,7 @@ import com.github.kagkarlsson.scheduler.task.helper.Tasks;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.tether.jdbc.AcquireRequest;
+import dev.tether.jdbc.BenchRoster;
 import dev.tether.Codec;
 import dev.tether.jdbc.JdbcMailbox;
 import dev.tether.jdbc.Lease;
@@ -24,7 +25,9 @@ import java.lang.management.MemoryType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,6 +47,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
 
@@ -55,7 +60,8 @@ import org.sqlite.SQLiteDataSource;
  * <p>Run: {@code java -cp tether-bench/target/benchmarks.jar dev.tether.bench.jdbc.PeerComparison
  * [all|sqlite|sqlite-normal|sqlite-full|postgres] [items] [workers] [rounds]}; defaults all, 5000, 8, 2
  * ({@code sqlite}: NORMAL, then FULL); before the reported rounds, {@code -Dpeer.warmups} (default
- * 2) unreported rounds of every contender at full size.
+ * 2) unreported rounds of every contender at full size; {@code -Dpeer.only=enqueue} runs only the
+ * single-enqueue columns.
  * PostgreSQL from {@code TETHER_TEST_PG_URL} (default
  * {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}).
  *
@@ -70,6 +76,8 @@ import org.sqlite.SQLiteDataSource;
  *       producer threads at once, each calling the single-item enqueue (Tether: concurrent calls
  *       may share a commit: on PostgreSQL with group commit on, unless the library's system
  *       property {@code -Dtether.groupEnqueues=false} turns that off for a comparison);
+ *   <li>heard: on PostgreSQL, the wake-ups the listening process heard during Tether's enq1/s and
+ *       enq1x8/s (it holds a slot of both queues' rosters; concurrent enqueues share a wake-up);
  *   <li>enqB/s: batch enqueue, chunks of 1000 (Tether {@code enqueueAll}, db-scheduler
  *       {@code scheduleBatch});
  *   <li>drain/s: a pre-filled queue of {@code items} no-op items drained by {@code workers}
@@ -97,6 +105,11 @@ public final class PeerComparison {
   /** drainD's {@code deferredAcknowledgements(maxBatch, maxDelay)}: 64 and 5 ms unless set. */
   static final int DEFER_BATCH = Integer.getInteger("peer.deferBatch", 64);
   static final int DEFER_DELAY_MS = Integer.getInteger("peer.deferDelayMs", 5);
+  /**
+   * {@code -Dpeer.only=enqueue}: only the single-enqueue columns (enq1/s, enq1x8/s, heard), for
+   * many short alternating rounds.
+   */
+  static final boolean ENQUEUE_ONLY = "enqueue".equals(System.getProperty("peer.only"));
 
   /** One backend: how to get a fresh database for one run. */
   private enum Backend {
@@ -181,7 +194,7 @@ public final class PeerComparison {
   }
 
   private static final String[] COLUMNS = {
-    "enq1/s", "enq1x8/s", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
+    "enq1/s", "enq1x8/s", "heard", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
   };
 
   public static void main(String[] args) throws Exception {
@@ -337,7 +350,7 @@ public final class PeerComparison {
     Row row = new Row(optimized ? "tether" : "tether-base");
     resetPeakHeap();
     try (Db db = new Db(b); TetherStore store = TetherStore.open(db.url, db.tetherConfig(optimized));
-        AutoCloseable listening = optimized && !b.sqlite() ? listeningProcess(db.url, "single", "single-x8") : null) {
+        Listening listening = optimized && !b.sqlite() ? listeningProcess(db.url, "single", "single-x8") : null) {
       LeaseManager producer = new LeaseManager(store, "producer");
       int single = Math.min(items, 2000);
       long t0 = System.nanoTime();
@@ -347,6 +360,13 @@ public final class PeerComparison {
       row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
       row.v.put("enq1x8/s", single / producersSeconds(single,
           i -> producer.enqueue(NewWorkItem.of("single-x8", "noop"))));
+      if (listening != null) {
+        row.v.put("heard", (double) listening.heard());
+      }
+      if (ENQUEUE_ONLY) {
+        row.v.put("heapMB", peakHeapMb());
+        return row;
+      }
 
       t0 = System.nanoTime();
       DrainBenchmark.prefill(producer, "drain", items);
@@ -450,38 +470,77 @@ public final class PeerComparison {
   /**
    * Another "process" listening for the single enqueues' queues while they are timed, so that
    * Tether's enqueues have someone to wake (with nobody waiting for a queue an enqueue notifies
-   * nobody): a store of its own whose receivers wait on each queue with a work-type filter no item
-   * has, so they take nothing; each wake-up costs it one filtered acquisition, as a woken idle
-   * worker would. Waits 1.5 s for its listener to take its slots.
+   * nobody): a connection of its own that takes a slot of each queue's wake-up roster, as a store
+   * whose receivers wait for the queue does, {@code LISTEN}s on the slots' channels and counts the
+   * wake-ups it hears ({@link Listening#heard}), doing nothing else: an idle process would take
+   * the item it is woken for, which is the drain's cost, not the enqueue's. (Until 26 Nov it was a
+   * store whose receivers waited with a work-type filter no item had: each wake-up then cost a
+   * filtered acquisition scanning every pending item of the queue, up to 2,000, so that the
+   * listener spun on the database's CPU through the whole timing.)
    */
-  private static AutoCloseable listeningProcess(String url, String... queues) throws InterruptedException {
-    TetherStore other = TetherStore.open(url, TetherStoreConfig.builder().maximumPoolSize(2).build());
-    LeaseManager leases = new LeaseManager(other, "peer-listener");
-    AtomicBoolean stop = new AtomicBoolean();
-    List<Thread> threads = new ArrayList<>();
-    for (String queue : queues) {
-      Thread t = new Thread(() -> {
-        AcquireRequest never = new AcquireRequest(queue, Duration.ofSeconds(30), 1, "peer-listener-only", null);
+  private static Listening listeningProcess(String url, String... queues) throws SQLException {
+    Connection c = DriverManager.getConnection(url);
+    try {
+      c.setAutoCommit(true);
+      String schema;
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT current_schema()")) {
+        rs.next();
+        schema = rs.getString(1);
+      }
+      for (String queue : queues) {
+        String channel = BenchRoster.claimSlot(c, schema, queue);
+        try (Statement st = c.createStatement()) {
+          st.execute("LISTEN " + channel);
+        }
+      }
+    } catch (SQLException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+    return new Listening(c);
+  }
+
+  /** The listening connection of {@link #listeningProcess}: its thread counts what it hears. */
+  private static final class Listening implements AutoCloseable {
+    private final Connection c;
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final AtomicInteger heard = new AtomicInteger();
+    private final Thread thread;
+
+    Listening(Connection c) {
+      this.c = c;
+      this.thread = new Thread(this::run, "peer-listener");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    private void run() {
+      try {
+        PGConnection pg = c.unwrap(PGConnection.class);
         while (!stop.get()) {
-          try {
-            leases.acquire(never, Duration.ofMillis(500));
-          } catch (RuntimeException e) {
-            return; // the store closed
+          PGNotification[] got = pg.getNotifications(200);
+          if (got != null) {
+            heard.addAndGet(got.length);
           }
         }
-      }, "peer-listener-" + queue);
-      t.setDaemon(true);
-      t.start();
-      threads.add(t);
-    }
-    Thread.sleep(1500);
-    return () -> {
-      stop.set(true);
-      for (Thread t : threads) {
-        t.join(5_000);
+      } catch (SQLException e) {
+        if (!stop.get()) {
+          throw new IllegalStateException("the listening connection failed", e);
+        }
       }
-      other.close();
-    };
+    }
+
+    /** Wake-ups heard so far. */
+    int heard() {
+      return heard.get();
+    }
+
+    @Override
+    public void close() throws Exception {
+      stop.set(true);
+      thread.join(5_000);
+      c.close();
+    }
   }
 
   /**
@@ -707,6 +766,10 @@ public final class PeerComparison {
       row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
       row.v.put("enq1x8/s", single / producersSeconds(single,
           i -> client.schedule(noop.instance("p" + i), Instant.now().plus(Duration.ofDays(365)))));
+      if (ENQUEUE_ONLY) {
+        row.v.put("heapMB", peakHeapMb());
+        return row;
+      }
       try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
         st.execute("DELETE FROM scheduled_tasks");
       }
