@@ -61,7 +61,8 @@ import org.sqlite.SQLiteDataSource;
  * [all|sqlite|sqlite-normal|sqlite-full|postgres] [items] [workers] [rounds]}; defaults all, 5000, 8, 2
  * ({@code sqlite}: NORMAL, then FULL); before the reported rounds, {@code -Dpeer.warmups} (default
  * 2) unreported rounds of every contender at full size; {@code -Dpeer.only=enqueue} runs only the
- * single-enqueue columns.
+ * single-enqueue columns, and {@code -Dpeer.contender=tether} (or {@code db-scheduler}) runs that
+ * contender alone (no ratios), for measuring the processes' CPU per item from outside.
  * PostgreSQL from {@code TETHER_TEST_PG_URL} (default
  * {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}).
  *
@@ -222,23 +223,33 @@ public final class PeerComparison {
     // db-scheduler's PostgreSQL drain kept rising for two more rounds, which flattered the first
     // rounds' ratios (docs/PERFORMANCE.md).
     int warmups = Integer.getInteger("peer.warmups", 2);
+    // -Dpeer.contender=tether or db-scheduler: that one alone (no ratios), e.g. to time the
+    // processes' CPU per item from outside
+    String contender = System.getProperty("peer.contender", "both");
+    if (!List.of("both", "tether", "db-scheduler").contains(contender)) {
+      throw new IllegalArgumentException("peer.contender: both, tether or db-scheduler, was " + contender);
+    }
+    boolean tether = !contender.equals("db-scheduler");
+    boolean dbs = !contender.equals("tether");
+    baseline &= tether && dbs;
     for (Backend b : backends) {
-      for (int w = 0; w < warmups; w++) {
-        runTether(b, items, workers, true);
-        runDbScheduler(b, items, workers);
-        if (baseline) {
-          runTether(b, items, workers, false);
-        }
-      }
       List<Row> rows = new ArrayList<>();
-      for (int r = 0; r < rounds; r++) {
-        rows.add(runTether(b, items, workers, true));
-        rows.add(runDbScheduler(b, items, workers));
+      for (int r = -warmups; r < rounds; r++) {
+        List<Row> round = new ArrayList<>();
+        if (tether) {
+          round.add(runTether(b, items, workers, true));
+        }
+        if (dbs) {
+          round.add(runDbScheduler(b, items, workers));
+        }
         if (baseline) {
-          rows.add(runTether(b, items, workers, false));
+          round.add(runTether(b, items, workers, false));
+        }
+        if (r >= 0) {
+          rows.addAll(round);
         }
       }
-      print(b, rows, baseline ? 3 : 2);
+      print(b, rows, tether && dbs ? (baseline ? 3 : 2) : 1);
     }
   }
 
@@ -258,6 +269,10 @@ public final class PeerComparison {
             : String.format(Locale.ROOT, x >= 100 ? "%11.0f" : "%11.1f", x));
       }
       System.out.println(s);
+    }
+    if (perRound < 2) {
+      System.out.flush();
+      return; // one contender: no ratios
     }
     // ratios Tether / db-scheduler per round, for throughput columns
     for (String c : new String[] {"enq1/s", "enq1x8/s", "enqB/s", "drain/s"}) {
