@@ -10,7 +10,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
@@ -20,7 +20,9 @@ import java.util.function.Consumer;
  * once (leaders); callers that arrive while all leaders are busy queue up, and the next leader
  * commits all queued completions together, each a conditional update on (id, lease token,
  * status). Grouping is adaptive: a completion that arrives while no group is in flight commits at
- * once, alone; only completions arriving during a commit wait for the next one. A caller returns
+ * once, alone; only completions arriving during a commit wait for the next one, and a further
+ * group starts beside one in flight only when at least {@value #MIN_PARALLEL_GROUP} members are
+ * queued for it. A caller returns
  * only after the group holding its completion committed, so every completion is durable when the
  * call returns; a completion whose conditional update matched nothing is refused on its own (the
  * others of its group commit), and if the group fails, every completion of the group fails with
@@ -48,19 +50,28 @@ import java.util.function.Consumer;
 final class GroupCommitter {
   /** Largest number of completions in one transaction. */
   static final int MAX_GROUP = 256;
+  /**
+   * Fewest queued members for which a caller leads a group while another leader commits (with
+   * more than one group allowed in flight).
+   */
+  static final int MIN_PARALLEL_GROUP = 4;
 
   private final TetherStore store;
   /** The SQL pieces of the groups, on the engine's statements for them ({@link StoreEngine#groupStatements}). */
   private final StoreSql sql;
   private final ConcurrentLinkedQueue<Completion> pending = new ConcurrentLinkedQueue<>();
-  private final Semaphore leaders;
+  /** About how many are in {@link #pending}: counted up before a member is queued, down when taken. */
+  private final AtomicInteger queued = new AtomicInteger();
+  private final int parallelGroups;
+  /** Leaders committing now, at most {@link #parallelGroups}. */
+  private final AtomicInteger leading = new AtomicInteger();
   /** Groups committed as one statement with acquisitions (PostgreSQL), for tests. */
   private final LongAdder fusedStatements = new LongAdder();
 
   GroupCommitter(TetherStore store, StoreSql sql, int parallelGroups) {
     this.store = store;
     this.sql = sql;
-    this.leaders = new Semaphore(parallelGroups);
+    this.parallelGroups = parallelGroups;
   }
 
   /**
@@ -182,6 +193,7 @@ final class GroupCommitter {
    */
   Completion defer(long id, long token, byte[] output, Clock clock, Consumer<Completion> onDone) {
     Completion c = new Completion(id, token, output, clock, null, null, java.util.Objects.requireNonNull(onDone));
+    queued.incrementAndGet();
     pending.add(c);
     return c;
   }
@@ -229,6 +241,7 @@ final class GroupCommitter {
   }
 
   private void await(List<Completion> mine) {
+    queued.addAndGet(mine.size());
     pending.addAll(mine);
     awaitDone(mine);
   }
@@ -237,7 +250,10 @@ final class GroupCommitter {
   private void awaitDone(List<Completion> mine) {
     boolean interrupted = false;
     while (!allDone(mine)) {
-      if (leaders.tryAcquire()) {
+      // A group of its own when no leader commits; a parallel one only when it would have at
+      // least MIN_PARALLEL_GROUP members: a parallel group of one or two slows the other down
+      // more than it gains (4 workers taking one item at a time, docs/PERFORMANCE.md).
+      if (becomeLeader()) {
         try {
           // Lead until ours are committed; false from commitGroup means nothing was queued: ours
           // are in a group another leader is committing, which unparks us when it is done.
@@ -245,7 +261,7 @@ final class GroupCommitter {
             // next group
           }
         } finally {
-          leaders.release();
+          leading.decrementAndGet();
         }
         handOff();
         if (allDone(mine)) {
@@ -266,10 +282,27 @@ final class GroupCommitter {
   }
 
   /**
-   * After a leader released its permit: wakes the caller of the oldest queued completion that
+   * Whether this caller leads a group now: when no one leads, or beside the groups in flight
+   * when fewer than {@link #parallelGroups} are and at least {@link #MIN_PARALLEL_GROUP} members
+   * are queued.
+   */
+  private boolean becomeLeader() {
+    while (true) {
+      int n = leading.get();
+      if (n > 0 && (n >= parallelGroups || queued.get() < MIN_PARALLEL_GROUP)) {
+        return false;
+      }
+      if (leading.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+  }
+
+  /**
+   * After a leader stepped down: wakes the caller of the oldest queued completion that
    * has one, if any, to lead its group (a deferred completion no flush adopted has none: it waits
-   * for the next group). A completion queued or adopted after this look found the permit free
-   * (it was released before), so its own caller leads.
+   * for the next group). A completion queued or adopted after this look finds the leader gone
+   * (it stepped down before), so its own caller leads.
    */
   private void handOff() {
     for (Completion c : pending) {
@@ -283,7 +316,7 @@ final class GroupCommitter {
 
   /**
    * Commits up to {@link #MAX_GROUP} queued completions; returns false if none was queued.
-   * Caller holds a leader permit.
+   * Caller is a leader.
    */
   private boolean commitGroup() {
     // Let callers that are runnable but not yet running (woken by the previous group) queue their
@@ -294,6 +327,7 @@ final class GroupCommitter {
     List<Completion> members = new ArrayList<>();
     Completion c;
     while (members.size() < MAX_GROUP && (c = pending.poll()) != null) {
+      queued.decrementAndGet();
       members.add(c);
     }
     if (members.isEmpty()) {
