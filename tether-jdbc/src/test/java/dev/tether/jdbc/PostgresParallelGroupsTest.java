@@ -81,7 +81,8 @@ class PostgresParallelGroupsTest {
 
     CompletableFuture<Void> lone = completeAsync(l.get(1));
     // not a timing assertion: with a second group allowed for it alone, it would commit at once
-    await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> !lone.isDone());
+    await("a lone completion waits for the group in flight").during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(5)).until(() -> !lone.isDone());
 
     // four more queue: with the lone one, a group worth running beside the one in flight
     List<LeaseKey> four = new ArrayList<>();
@@ -89,7 +90,8 @@ class PostgresParallelGroupsTest {
       four.add(new LeaseKey(x.itemId(), x.token()));
     }
     CompletableFuture<List<RuntimeException>> more = CompletableFuture.supplyAsync(() -> leases.completeAll(four));
-    await().atMost(Duration.ofSeconds(30)).until(() -> more.isDone() && lone.isDone());
+    await("five queued completions commit beside the group in flight").atMost(Duration.ofSeconds(30))
+        .until(() -> more.isDone() && lone.isDone());
     assertThat(more.get()).containsOnlyNulls();
     lone.get();
     assertThat(inFlight).isNotDone();
