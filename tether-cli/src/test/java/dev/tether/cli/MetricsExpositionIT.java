@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;
@@ -40,12 +41,18 @@ class MetricsExpositionIT {
   @Test
   void workerMetricsUnderLoadPassPromtoolWithNothingReported() throws Exception {
     JarRunner t = new JarRunner(dir);
+    // beating commands (extensions) and quick ones, then failing ones (dead letters): 12 each,
+    // two `enqueue --file` runs rather than 36 JVM starts
+    StringBuilder ok = new StringBuilder();
+    StringBuilder failing = new StringBuilder();
     for (int i = 0; i < 12; i++) {
-      // beating commands (extensions), failing ones (retries, dead letters), quick ones
-      t.run("enqueue", "--", "sh", "-c", "for i in 1 2 3 4 5 6; do echo $i; sleep 0.3; done");
-      t.run("enqueue", "--max-attempts", "1", "--", "sh", "-c", "echo no; exit 3");
-      t.run("enqueue", "--", "true");
+      ok.append("sh -c 'for i in 1 2 3 4 5 6; do echo $i; sleep 0.3; done'\ntrue\n");
+      failing.append("sh -c 'echo no; exit 3'\n");
     }
+    Path okFile = Files.writeString(dir.resolve("ok.txt"), ok);
+    Path failingFile = Files.writeString(dir.resolve("failing.txt"), failing);
+    t.run("enqueue", "--file", okFile.toString());
+    t.run("enqueue", "--max-attempts", "1", "--file", failingFile.toString());
     JarRunner.Proc w = t.start("worker", "--concurrency", "4", "--visibility", "3s",
         "--extend-every", "500ms", "--extension", "2s", "--sweep-every", "1s",
         "--health-port", "0", "--store-metrics");
