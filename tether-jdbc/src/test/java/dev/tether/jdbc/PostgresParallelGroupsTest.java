@@ -60,13 +60,27 @@ class PostgresParallelGroupsTest {
     return CompletableFuture.runAsync(() -> leases.complete(l.itemId(), l.token(), null));
   }
 
-  /** Whether a statement on the items waits for a lock (read outside the locker's transaction). */
-  private boolean blockedOnTheLock() throws Exception {
-    try (Connection c = DriverManager.getConnection(schema.url()); Statement st = c.createStatement();
-        var rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-            + " AND query LIKE '%tether_work_items%'")) {
+  /** The locker's backend, which the group in flight waits for. */
+  private int lockerPid() throws Exception {
+    try (Statement st = locker.createStatement(); var rs = st.executeQuery("SELECT pg_backend_pid()")) {
       rs.next();
-      return rs.getInt(1) > 0;
+      return rs.getInt(1);
+    }
+  }
+
+  /**
+   * Whether a statement waits for the locker's row lock (read outside the locker's transaction;
+   * only sessions the locker blocks: other test classes share the database).
+   */
+  private boolean blockedBy(int lockerPid) throws Exception {
+    try (Connection c = DriverManager.getConnection(schema.url());
+        var ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity"
+            + " WHERE ?::int = ANY(pg_blocking_pids(pid))")) {
+      ps.setInt(1, lockerPid);
+      try (var rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) > 0;
+      }
     }
   }
 
@@ -76,8 +90,9 @@ class PostgresParallelGroupsTest {
     try (Statement st = locker.createStatement()) {
       st.execute("SELECT id FROM tether_work_items WHERE id = " + l.get(0).itemId() + " FOR UPDATE");
     }
+    int lockerPid = lockerPid();
     CompletableFuture<Void> inFlight = completeAsync(l.get(0)); // leads a group that waits for the lock
-    await().atMost(Duration.ofSeconds(30)).until(this::blockedOnTheLock);
+    await().atMost(Duration.ofSeconds(30)).until(() -> blockedBy(lockerPid));
 
     CompletableFuture<Void> lone = completeAsync(l.get(1));
     // not a timing assertion: with a second group allowed for it alone, it would commit at once
