@@ -90,12 +90,13 @@ public final class TetherStore implements AutoCloseable {
     this.switchedSchema = ownedPool == null ? config.schema().orElse(null) : null;
     this.availability = new StoreAvailability(description, dev.tether.Ticker.system());
     this.sql = StoreSql.of(engine, Statements.FRESH);
-    // Groups in flight: one on SQLite (one writer anyway); two on PostgreSQL, so that one group's
-    // statement runs while the other's commit waits for its WAL flush (per-message drains about
-    // a third faster than with one, docs/PERFORMANCE.md "Two groups in flight"); members arriving
-    // while both are busy share the next group (one statement and one commit for all of them),
-    // which beat one group per connection. A completion arriving while a leader is free commits
-    // at once.
+    // Groups in flight: one on SQLite (one writer anyway); up to two on PostgreSQL, the second
+    // only once GroupCommitter.MIN_PARALLEL_GROUP members are queued for it, so that one group's
+    // statement runs while the other's commit waits for its WAL flush (the deferred drain's
+    // median about a fifth faster; parallel groups of one or two slowed single-item workers:
+    // docs/PERFORMANCE.md, "Two groups in flight"). Members arriving meanwhile share the next
+    // group (one statement and one commit for all of them), which beat one group per connection;
+    // a completion arriving while no group is in flight commits at once.
     this.committer = new GroupCommitter(this, StoreSql.of(engine, engine.groupStatements()),
         engine.kind() == Engine.POSTGRESQL ? 2 : 1);
     this.renewals = new RenewalBatcher(this, sql.batches());
