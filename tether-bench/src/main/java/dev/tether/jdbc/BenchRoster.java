@@ -25,4 +25,16 @@ public final class BenchRoster {
     }
     return roster.channel(queue, slot);
   }
+
+  /**
+   * Items written in groups of more than one by the concurrent single enqueues of {@code store}
+   * (PostgreSQL), and how many such groups: {@code {items, groups}}; zeros on SQLite.
+   */
+  public static long[] sharedEnqueueGroups(TetherStore store) {
+    if (!(store.storeEngine() instanceof PostgresEngine)) {
+      return new long[2];
+    }
+    EnqueueGroups g = ((PostgresEngine) store.storeEngine()).enqueueGroups();
+    return new long[] {g.sharedItems(), g.sharedGroups()};
+  }
 }

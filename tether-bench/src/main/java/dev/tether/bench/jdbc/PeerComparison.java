@@ -62,7 +62,11 @@ import org.sqlite.SQLiteDataSource;
  * ({@code sqlite}: NORMAL, then FULL); before the reported rounds, {@code -Dpeer.warmups} (default
  * 2) unreported rounds of every contender at full size; {@code -Dpeer.only=enqueue} runs only the
  * single-enqueue columns, and {@code -Dpeer.contender=tether} (or {@code db-scheduler}) runs that
- * contender alone (no ratios), for measuring the processes' CPU per item from outside.
+ * contender alone (no ratios), for measuring the processes' CPU per item from outside; {@code
+ * -Dpeer.singleItems=N} sets the items of enq1/s and enq1x8/s (default the smaller of {@code items}
+ * and 2,000: a fraction of a second, too short for steady CPU figures), {@code -Dpeer.producers=N}
+ * the producer threads of enq1x8/s (default 8), and {@code -Dpeer.noListener=true} leaves
+ * Tether's enqueues without a listening store (no wake-ups sent).
  * PostgreSQL from {@code TETHER_TEST_PG_URL} (default
  * {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}).
  *
@@ -73,10 +77,15 @@ import org.sqlite.SQLiteDataSource;
  *       {@code LeaseManager.enqueue}, db-scheduler {@code SchedulerClient.schedule}); on PostgreSQL
  *       Tether's with another store listening for the queue, so that each enqueue (and each
  *       group, below) notifies it ({@code listeningProcess});
- *   <li>enq1x8/s: the same single enqueues (as many items in all) from {@value #PRODUCERS}
+ *   <li>enq1x8/s: the same single enqueues (as many items in all) from {@link #PRODUCERS}
  *       producer threads at once, each calling the single-item enqueue (Tether: concurrent calls
  *       may share a commit: on PostgreSQL with group commit on, unless the library's system
  *       property {@code -Dtether.groupEnqueues=false} turns that off for a comparison);
+ *   <li>grp, grp%: Tether on PostgreSQL: the mean size of the groups of more than one item that
+ *       the enq1x8/s enqueues were written in, and the share of its items written in such groups;
+ *   <li>cpuUs, jvmUs: CPU per enq1x8/s item in microseconds, of the whole machine (every process,
+ *       the database's included, from {@code /proc/stat}: meaningful only on a machine doing
+ *       nothing else) and of the harness's JVM;
  *   <li>heard: on PostgreSQL, the wake-ups the listening process heard during Tether's enq1/s and
  *       enq1x8/s (it holds a slot of both queues' rosters; concurrent enqueues share a wake-up);
  *   <li>enqB/s: batch enqueue, chunks of 1000 (Tether {@code enqueueAll}, db-scheduler
@@ -100,8 +109,10 @@ public final class PeerComparison {
   private PeerComparison() {}
 
   private static final int LATENCY_SAMPLES = 200;
-  /** Producer threads of the enq1x8/s column. */
-  static final int PRODUCERS = 8;
+  /** Producer threads of the enq1x8/s column: {@code -Dpeer.producers}, default 8. */
+  static final int PRODUCERS = Integer.getInteger("peer.producers", 8);
+  /** {@code -Dpeer.noListener=true}: no listening store for Tether's enqueues (no wake-ups sent). */
+  private static final boolean NO_LISTENER = Boolean.getBoolean("peer.noListener");
   private static final Duration DB_SCHEDULER_POLL = Duration.ofMillis(100);
   /** drainD's {@code deferredAcknowledgements(maxBatch, maxDelay)}: 64 and 5 ms unless set. */
   static final int DEFER_BATCH = Integer.getInteger("peer.deferBatch", 64);
@@ -111,6 +122,15 @@ public final class PeerComparison {
    * many short alternating rounds.
    */
   static final boolean ENQUEUE_ONLY = "enqueue".equals(System.getProperty("peer.only"));
+  /**
+   * {@code -Dpeer.singleItems=N}: items of the enq1/s and enq1x8/s columns (default the smaller of
+   * the run's items and 2,000); more make the CPU columns steadier.
+   */
+  private static final Integer SINGLE_ITEMS = Integer.getInteger("peer.singleItems");
+
+  private static int singleItems(int items) {
+    return SINGLE_ITEMS != null ? SINGLE_ITEMS : Math.min(items, 2000);
+  }
 
   /** One backend: how to get a fresh database for one run. */
   private enum Backend {
@@ -195,7 +215,7 @@ public final class PeerComparison {
   }
 
   private static final String[] COLUMNS = {
-    "enq1/s", "enq1x8/s", "heard", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
+    "enq1/s", "enq1x8/s", "grp", "grp%", "cpuUs", "jvmUs", "heard", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
   };
 
   public static void main(String[] args) throws Exception {
@@ -365,16 +385,22 @@ public final class PeerComparison {
     Row row = new Row(optimized ? "tether" : "tether-base");
     resetPeakHeap();
     try (Db db = new Db(b); TetherStore store = TetherStore.open(db.url, db.tetherConfig(optimized));
-        Listening listening = optimized && !b.sqlite() ? listeningProcess(db.url, "single", "single-x8") : null) {
+        Listening listening = optimized && !b.sqlite() && !NO_LISTENER ? listeningProcess(db.url, "single", "single-x8") : null) {
       LeaseManager producer = new LeaseManager(store, "producer");
-      int single = Math.min(items, 2000);
+      int single = singleItems(items);
       long t0 = System.nanoTime();
       for (int i = 0; i < single; i++) {
         producer.enqueue(NewWorkItem.of("single", "noop"));
       }
       row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
-      row.v.put("enq1x8/s", single / producersSeconds(single,
+      long[] before = BenchRoster.sharedEnqueueGroups(store);
+      row.v.put("enq1x8/s", single / producersSeconds(row, single,
           i -> producer.enqueue(NewWorkItem.of("single-x8", "noop"))));
+      long[] after = BenchRoster.sharedEnqueueGroups(store);
+      long groups = after[1] - before[1];
+      // the mean size of the groups of several, and the share of the items written in them
+      row.v.put("grp", groups == 0 ? 0 : (after[0] - before[0]) / (double) groups);
+      row.v.put("grp%", 100.0 * (after[0] - before[0]) / single);
       if (listening != null) {
         row.v.put("heard", (double) listening.heard());
       }
@@ -564,6 +590,15 @@ public final class PeerComparison {
    * call's return.
    */
   private static double producersSeconds(int total, Enqueue enqueue) throws Exception {
+    return producersSeconds(null, total, enqueue);
+  }
+
+  /**
+   * As {@link #producersSeconds(int, Enqueue)}; with a row, also puts the CPU the machine
+   * (cpuUs: every process, the database's included, from {@code /proc/stat}) and this JVM
+   * (jvmUs) spent per item meanwhile, in microseconds, where the platform tells.
+   */
+  private static double producersSeconds(Row row, int total, Enqueue enqueue) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(PRODUCERS);
     try {
       CountDownLatch ready = new CountDownLatch(PRODUCERS);
@@ -583,6 +618,8 @@ public final class PeerComparison {
         }));
       }
       ready.await();
+      long machine0 = machineBusyNanos();
+      long jvm0 = jvmCpuNanos();
       long start = System.nanoTime();
       go.countDown();
       int sum = 0;
@@ -590,6 +627,14 @@ public final class PeerComparison {
         sum += f.get();
       }
       double secs = (System.nanoTime() - start) / 1e9;
+      long machine1 = machineBusyNanos();
+      long jvm1 = jvmCpuNanos();
+      if (row != null && machine0 >= 0 && machine1 >= 0) {
+        row.v.put("cpuUs", (machine1 - machine0) / 1e3 / total);
+      }
+      if (row != null && jvm0 >= 0 && jvm1 >= 0) {
+        row.v.put("jvmUs", (jvm1 - jvm0) / 1e3 / total);
+      }
       if (sum != total) {
         throw new IllegalStateException("enqueued " + sum + " items, expected " + total);
       }
@@ -597,6 +642,30 @@ public final class PeerComparison {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  /**
+   * CPU time every process of the machine spent so far (user, nice, system, interrupts, steal),
+   * from the first line of {@code /proc/stat}, or -1 where there is none.
+   */
+  private static long machineBusyNanos() {
+    try {
+      String[] f = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
+      long ticks = 0;
+      for (int i : new int[] {1, 2, 3, 6, 7, 8}) { // user nice system irq softirq steal
+        ticks += Long.parseLong(f[i]);
+      }
+      return ticks * 10_000_000L; // USER_HZ is 100 on Linux
+    } catch (java.io.IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
+  /** CPU time of this JVM so far, or -1 where the platform does not tell. */
+  private static long jvmCpuNanos() {
+    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean
+        ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : -1;
   }
 
   /** A drain task returning how many items it finished. */
@@ -773,13 +842,13 @@ public final class PeerComparison {
       });
       SchedulerClient client = client(ds, noop, b);
 
-      int single = Math.min(items, 2000);
+      int single = singleItems(items);
       long t0 = System.nanoTime();
       for (int i = 0; i < single; i++) {
         client.schedule(noop.instance("s" + i), Instant.now().plus(Duration.ofDays(365)));
       }
       row.v.put("enq1/s", single / ((System.nanoTime() - t0) / 1e9));
-      row.v.put("enq1x8/s", single / producersSeconds(single,
+      row.v.put("enq1x8/s", single / producersSeconds(row, single,
           i -> client.schedule(noop.instance("p" + i), Instant.now().plus(Duration.ofDays(365)))));
       if (ENQUEUE_ONLY) {
         row.v.put("heapMB", peakHeapMb());
