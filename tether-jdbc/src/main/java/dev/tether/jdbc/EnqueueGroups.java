@@ -4,21 +4,18 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Group commit of concurrent single enqueues of keyless items (PostgreSQL): up to {@code
- * inFlight} groups are written at once (leaders); callers that arrive while all leaders are busy
- * queue up, and the next leader inserts all queued items in one auto-committed statement, with
- * one commit (one WAL flush) and at most one notification for the group, instead of one of each
- * per item. Grouping is adaptive: an enqueue that arrives while a leader is free is written at
- * once, alone, in the single-item statement, so a lone producer's latency is unchanged; only
- * enqueues arriving while every leader is busy wait for the next group.
+ * Group commit of concurrent single enqueues of keyless items (PostgreSQL), on {@link
+ * CallerLedGroups}: callers that arrive while a group is written queue up, and the next leader
+ * inserts all queued items in one auto-committed statement, with one commit (one WAL flush) and at
+ * most one notification for the group, instead of one of each per item. Grouping is adaptive: an
+ * enqueue that arrives while no group is in flight is written at once, alone, in the single-item
+ * statement, so a lone producer's latency is unchanged; only enqueues arriving while a group is
+ * written wait for the next one. How many groups may be in flight is the engine's choice.
  *
  * <p>A caller returns only after the group holding its item committed, with the id of its own
  * item. When a group of several fails with an error that one of its items may have caused (a
@@ -30,8 +27,7 @@ import org.slf4j.LoggerFactory;
  * <p>How a group is written is the engine's ({@link PostgresEngine#insertGroup}). Items with an
  * idempotency key and enqueues on a caller's connection never come here.
  *
- * <p>No thread of its own: the leader is one of the callers; wake-ups are targeted, as in {@link
- * GroupCommitter}. Thread-safe.
+ * <p>No thread of its own: the leader is one of the callers. Thread-safe.
  */
 final class EnqueueGroups {
   private static final Logger LOG = LoggerFactory.getLogger(EnqueueGroups.class);
@@ -49,8 +45,12 @@ final class EnqueueGroups {
   }
 
   private final Writer writer;
-  private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
-  private final Semaphore leader;
+  private final CallerLedGroups<Pending> groups;
+  /**
+   * The store groups write to, set by each caller before it queues: every caller passes the
+   * engine's one store, so the leader may use it for the others' items.
+   */
+  private volatile TetherStore store;
   /** Groups of more than one item written (tests, benchmarks). */
   private final LongAdder sharedGroups = new LongAdder();
   /** Items written in groups of more than one (tests, benchmarks). */
@@ -58,24 +58,28 @@ final class EnqueueGroups {
   /** Groups of several that failed and were written again one item at a time (tests). */
   private final LongAdder splitGroups = new LongAdder();
 
-  EnqueueGroups(Writer writer, int inFlight) {
+  /**
+   * @param parallelGroups the most groups in flight at once
+   * @param minParallelGroup the fewest queued enqueues for which a group starts beside one in flight
+   */
+  EnqueueGroups(Writer writer, int parallelGroups, int minParallelGroup) {
     this.writer = writer;
-    this.leader = new Semaphore(inFlight);
+    this.groups = new CallerLedGroups<>(parallelGroups, minParallelGroup, MAX_GROUP,
+        p -> p.item.inputUnsafe() == null ? 0 : p.item.inputUnsafe().length, MAX_GROUP_BYTES,
+        this::writeGroup);
   }
 
   /**
-   * One enqueue waiting for its group; {@code id} or {@code error} is written before {@code done},
-   * and the waiter is unparked after {@code done}.
+   * One enqueue waiting for its group; {@code id} or {@code error} is written before it is done,
+   * and the waiter is unparked after.
    */
-  static final class Pending {
+  static final class Pending extends CallerLedGroups.Member {
     final NewWorkItem item;
     final Clock clock;
-    final Thread waiter;
     volatile long id;
     /** Set with {@code id} once the item's statement committed. */
     volatile boolean written;
     volatile RuntimeException error;
-    volatile boolean done;
 
     Pending(NewWorkItem item, Clock clock) {
       if (item.idempotencyKey() != null) {
@@ -83,7 +87,6 @@ final class EnqueueGroups {
       }
       this.item = item;
       this.clock = clock;
-      this.waiter = Thread.currentThread();
     }
 
     /** The id, or the error of this enqueue once done. */
@@ -132,70 +135,14 @@ final class EnqueueGroups {
     return splitGroups.sum();
   }
 
-  private static boolean allDone(List<Pending> ps) {
-    for (Pending p : ps) {
-      if (!p.done) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   private void await(TetherStore store, List<Pending> mine) {
-    pending.addAll(mine);
-    boolean interrupted = false;
-    while (!allDone(mine)) {
-      if (leader.tryAcquire()) {
-        try {
-          // Lead until ours are written; false means nothing was queued: ours are in the group
-          // another leader is writing, which unparks us when it is done.
-          while (!allDone(mine) && writeGroup(store)) {
-            // next group
-          }
-        } finally {
-          leader.release();
-        }
-        handOff();
-        if (allDone(mine)) {
-          break;
-        }
-      }
-      // Not leading: a leader unparks us when ours are done or when it steps down (handOff), and
-      // park returns at once if that came before it (no lost wake-up).
-      LockSupport.park(this);
-      if (Thread.interrupted()) {
-        // The item may already be in a committing group: see it through, then restore.
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    this.store = store;
+    groups.run(mine);
   }
 
-  /** After the leader stepped down: wakes the caller of the oldest queued item to lead. */
-  private void handOff() {
-    Pending head = pending.peek();
-    if (head != null) {
-      LockSupport.unpark(head.waiter);
-    }
-  }
-
-  /** Writes up to {@link #MAX_GROUP} queued items; returns false if none was queued. Leader only. */
-  private boolean writeGroup(TetherStore store) {
-    // Let callers woken by the previous group queue their next item first (as GroupCommitter
-    // does); returns at once when nothing else is runnable.
-    Thread.yield();
-    List<Pending> members = new ArrayList<>();
-    long bytes = 0;
-    Pending p;
-    while (members.size() < MAX_GROUP && bytes < MAX_GROUP_BYTES && (p = pending.poll()) != null) {
-      members.add(p);
-      bytes += p.item.inputUnsafe() == null ? 0 : p.item.inputUnsafe().length;
-    }
-    if (members.isEmpty()) {
-      return false;
-    }
+  /** Writes one group of queued enqueues (leader; {@link CallerLedGroups}). */
+  private void writeGroup(List<Pending> members) {
+    TetherStore store = this.store;
     try {
       write(store, members);
     } catch (RuntimeException e) {
@@ -224,29 +171,13 @@ final class EnqueueGroups {
         }
       }
     } finally {
-      // Also when an Error escapes: no caller is left waiting for a group that will not finish.
-      finish(members);
-    }
-    return true;
-  }
-
-  /**
-   * Marks the members done (one neither written nor failed, which only an Error leaves, gets an
-   * error) and wakes their callers (the others of the group return now).
-   */
-  private static void finish(List<Pending> members) {
-    Thread me = Thread.currentThread();
-    for (Pending x : members) {
-      if (!x.written && x.error == null) {
-        x.error = new IllegalStateException("the group writing this enqueue ended without an outcome;"
-            + " the item may or may not have been written");
-      }
-      x.done = true;
-    }
-    // Written (or failed) callers return now, while the next group forms.
-    for (Pending x : members) {
-      if (x.waiter != me) {
-        LockSupport.unpark(x.waiter);
+      // Also when an Error escapes: a member neither written nor failed gets an error, so that
+      // its caller does not return an id it never got.
+      for (Pending x : members) {
+        if (!x.written && x.error == null) {
+          x.error = new IllegalStateException("the group writing this enqueue ended without an"
+              + " outcome; the item may or may not have been written");
+        }
       }
     }
   }

@@ -9,20 +9,17 @@ import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
- * Group commit of completions (acknowledgements): up to {@code parallelGroups} callers commit at
- * once (leaders); callers that arrive while all leaders are busy queue up, and the next leader
- * commits all queued completions together, each a conditional update on (id, lease token,
- * status). Grouping is adaptive: a completion that arrives while no group is in flight commits at
- * once, alone; only completions arriving during a commit wait for the next one, and a further
- * group starts beside one in flight only when at least {@value #MIN_PARALLEL_GROUP} members are
- * queued for it. A caller returns
+ * Group commit of completions (acknowledgements), on {@link CallerLedGroups}: up to {@code
+ * parallelGroups} callers commit at once (leaders); callers that arrive while a group commits
+ * queue up, and the next leader commits all queued completions together, each a conditional
+ * update on (id, lease token, status). Grouping is adaptive: a completion that arrives while no
+ * group is in flight commits at once, alone; only completions arriving during a commit wait for
+ * the next one, and a further group starts beside one in flight only when at least {@value
+ * #MIN_PARALLEL_GROUP} members are queued for it. A caller returns
  * only after the group holding its completion committed, so every completion is durable when the
  * call returns; a completion whose conditional update matched nothing is refused on its own (the
  * others of its group commit), and if the group fails, every completion of the group fails with
@@ -33,10 +30,6 @@ import java.util.function.Consumer;
  * a group runs is the engine's ({@link StoreEngine#commitGroup}): one write transaction, or on
  * PostgreSQL one auto-committed statement for a group whose members have no output and one clock
  * and whose acquisitions are from one queue without filters.
- *
- * <p>Wake-ups are targeted: each waiting caller parks its own thread; a leader unparks exactly the
- * callers whose completions it committed, and when it steps down, the caller of the oldest queued
- * completion, which then leads the next group.
  *
  * <p>Deferred completions ({@link #defer}, for {@link JdbcMailbox.Builder#deferredAcknowledgements})
  * are queued like the others but nobody waits for them: they ride in the next group any caller
@@ -59,43 +52,32 @@ final class GroupCommitter {
   private final TetherStore store;
   /** The SQL pieces of the groups, on the engine's statements for them ({@link StoreEngine#groupStatements}). */
   private final StoreSql sql;
-  private final ConcurrentLinkedQueue<Completion> pending = new ConcurrentLinkedQueue<>();
-  /** About how many are in {@link #pending}: counted up before a member is queued, down when taken. */
-  private final AtomicInteger queued = new AtomicInteger();
-  private final int parallelGroups;
-  /** Leaders committing now, at most {@link #parallelGroups}. */
-  private final AtomicInteger leading = new AtomicInteger();
+  private final CallerLedGroups<Completion> groups;
   /** Groups committed as one statement with acquisitions (PostgreSQL), for tests. */
   private final LongAdder fusedStatements = new LongAdder();
 
   GroupCommitter(TetherStore store, StoreSql sql, int parallelGroups) {
     this.store = store;
     this.sql = sql;
-    this.parallelGroups = parallelGroups;
+    this.groups = new CallerLedGroups<>(parallelGroups, MIN_PARALLEL_GROUP, MAX_GROUP, c -> 0, 1,
+        this::commitGroup);
   }
 
   /**
    * One completion waiting for its group; {@code error} is written before {@code done}, and the
    * waiter is unparked after {@code done}.
    */
-  static final class Completion {
+  static final class Completion extends CallerLedGroups.Member {
     final long id;
     final long token;
     final byte[] output;
     final Clock clock;
-    /**
-     * The thread to unpark when done: the caller, or for a deferred completion null until a
-     * {@link #flush} adopts it. Written before the adopter reads {@code done}; read after the
-     * leader wrote {@code done}, so one of the two sees the other.
-     */
-    volatile Thread waiter;
     /** For a deferred completion: told of the outcome by the leader, before {@code done}. */
     final Consumer<Completion> onDone;
     /** Non-null for an acquisition (then id, token and output are unused). */
     final AcquireRequest acquire;
     final String holder;
     volatile List<Lease> leases;
-    volatile boolean done;
     volatile RuntimeException error;
 
     Completion(long id, long token, byte[] output, Clock clock) {
@@ -104,6 +86,7 @@ final class GroupCommitter {
 
     private Completion(long id, long token, byte[] output, Clock clock, AcquireRequest acquire,
         String holder, Consumer<Completion> onDone) {
+      super(onDone == null); // a deferred completion has no waiter until a flush adopts it
       this.id = id;
       this.token = token;
       this.output = output;
@@ -111,12 +94,6 @@ final class GroupCommitter {
       this.acquire = acquire;
       this.holder = holder;
       this.onDone = onDone;
-      this.waiter = onDone == null ? Thread.currentThread() : null;
-    }
-
-    /** Whether its group has run (committed, refused it, or failed). */
-    boolean isDone() {
-      return done;
     }
 
     /** Its refusal or its group's failure once done; null when applied. */
@@ -193,8 +170,7 @@ final class GroupCommitter {
    */
   Completion defer(long id, long token, byte[] output, Clock clock, Consumer<Completion> onDone) {
     Completion c = new Completion(id, token, output, clock, null, null, java.util.Objects.requireNonNull(onDone));
-    queued.incrementAndGet();
-    pending.add(c);
+    groups.queue(c);
     return c;
   }
 
@@ -205,15 +181,14 @@ final class GroupCommitter {
    */
   void flush(List<Completion> queued) {
     List<Completion> mine = new ArrayList<>(queued.size());
-    Thread me = Thread.currentThread();
     for (Completion c : queued) {
-      c.waiter = me; // before awaitDone reads done: a leader finishing it now unparks us
-      if (!c.done) {
+      c.adopt(); // before isDone is read: a leader finishing it now unparks us
+      if (!c.isDone()) {
         mine.add(c);
       }
     }
     if (!mine.isEmpty()) {
-      awaitDone(mine);
+      groups.awaitDone(mine);
     }
   }
 
@@ -231,108 +206,12 @@ final class GroupCommitter {
     return fusedStatements.sum();
   }
 
-  private static boolean allDone(List<Completion> cs) {
-    for (Completion c : cs) {
-      if (!c.done) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   private void await(List<Completion> mine) {
-    queued.addAndGet(mine.size());
-    pending.addAll(mine);
-    awaitDone(mine);
+    groups.run(mine);
   }
 
-  /** Waits until all of {@code mine} (queued, with this thread as waiter) are done, leading. */
-  private void awaitDone(List<Completion> mine) {
-    boolean interrupted = false;
-    while (!allDone(mine)) {
-      // A group of its own when no leader commits; a parallel one only when it would have at
-      // least MIN_PARALLEL_GROUP members: a parallel group of one or two slows the other down
-      // more than it gains (4 workers taking one item at a time, docs/PERFORMANCE.md).
-      if (becomeLeader()) {
-        try {
-          // Lead until ours are committed; false from commitGroup means nothing was queued: ours
-          // are in a group another leader is committing, which unparks us when it is done.
-          while (!allDone(mine) && commitGroup()) {
-            // next group
-          }
-        } finally {
-          leading.decrementAndGet();
-        }
-        handOff();
-        if (allDone(mine)) {
-          break;
-        }
-      }
-      // Not leading: a leader unparks us when ours are done or when it steps down (handOff), and
-      // park returns at once if that came before it (no lost wake-up).
-      LockSupport.park(this);
-      if (Thread.interrupted()) {
-        // The completion may already be in a committing group: see it through, then restore.
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /**
-   * Whether this caller leads a group now: when no one leads, or beside the groups in flight
-   * when fewer than {@link #parallelGroups} are and at least {@link #MIN_PARALLEL_GROUP} members
-   * are queued.
-   */
-  private boolean becomeLeader() {
-    while (true) {
-      int n = leading.get();
-      if (n > 0 && (n >= parallelGroups || queued.get() < MIN_PARALLEL_GROUP)) {
-        return false;
-      }
-      if (leading.compareAndSet(n, n + 1)) {
-        return true;
-      }
-    }
-  }
-
-  /**
-   * After a leader stepped down: wakes the caller of the oldest queued completion that
-   * has one, if any, to lead its group (a deferred completion no flush adopted has none: it waits
-   * for the next group). A completion queued or adopted after this look finds the leader gone
-   * (it stepped down before), so its own caller leads.
-   */
-  private void handOff() {
-    for (Completion c : pending) {
-      Thread w = c.waiter;
-      if (w != null) {
-        LockSupport.unpark(w);
-        return;
-      }
-    }
-  }
-
-  /**
-   * Commits up to {@link #MAX_GROUP} queued completions; returns false if none was queued.
-   * Caller is a leader.
-   */
-  private boolean commitGroup() {
-    // Let callers that are runnable but not yet running (woken by the previous group) queue their
-    // next completion first: on a busy machine the woken callers otherwise only get a core after
-    // this group took what was queued, and groups stay at one or two members (docs/PERFORMANCE.md,
-    // "Where the time goes"). Returns at once when nothing else is runnable.
-    Thread.yield();
-    List<Completion> members = new ArrayList<>();
-    Completion c;
-    while (members.size() < MAX_GROUP && (c = pending.poll()) != null) {
-      queued.decrementAndGet();
-      members.add(c);
-    }
-    if (members.isEmpty()) {
-      return false;
-    }
+  /** Commits one group of queued completions and acquisitions (leader; {@link CallerLedGroups}). */
+  private void commitGroup(List<Completion> members) {
     // Same row order in every group: concurrent transactions never lock two rows crosswise.
     members.sort(Comparator.comparingLong((Completion x) -> x.id));
     Group group = new Group(members);
@@ -354,17 +233,7 @@ final class GroupCommitter {
           // a callback's failure must not stop the others or the group's callers
         }
       }
-      x.done = true;
     }
-    // Committed (or failed) callers return now, while the next group forms.
-    Thread me = Thread.currentThread();
-    for (Completion x : members) {
-      Thread w = x.waiter;
-      if (w != null && w != me) {
-        LockSupport.unpark(w);
-      }
-    }
-    return true;
   }
 
   /**

@@ -89,7 +89,12 @@ final class PostgresEngine implements StoreEngine {
   // holds PostgreSQL's database-wide notify lock through its WAL flush, so commits of groups
   // serialize anyway); with 8 producers on 2 cores two beat one and three did not beat two
   // (docs/PERFORMANCE.md, "Single enqueue with 8 producers").
-  private final EnqueueGroups enqueueGroups = new EnqueueGroups(this::insertGroup, 2);
+  /**
+   * One group of enqueues in flight: the next takes everything queued meanwhile. Two in flight
+   * (any size, or the second only from 3 or 4 queued) made groups smaller and 8 or 32 producers
+   * 10 to 25% slower (docs/PERFORMANCE.md, "One enqueue group in flight").
+   */
+  private final EnqueueGroups enqueueGroups = new EnqueueGroups(this::insertGroup, 1, 1);
 
   /**
    * Whether single enqueues are grouped when group commit is on; system property {@code

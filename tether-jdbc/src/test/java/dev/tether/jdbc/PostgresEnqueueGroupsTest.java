@@ -144,7 +144,7 @@ class PostgresEnqueueGroupsTest {
     Set<Long> ids = ConcurrentHashMap.newKeySet();
     for (int i = 0; i < members.size(); i++) {
       EnqueueGroups.Pending p = members.get(i);
-      assertThat(p.done).isTrue();
+      assertThat(p.isDone()).isTrue();
       assertThat(p.error).isNull();
       assertThat(ids.add(p.id)).isTrue();
       Row r = row(p.id);
