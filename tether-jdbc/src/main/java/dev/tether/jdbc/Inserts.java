@@ -21,7 +21,7 @@ final class Inserts {
           + " max_attempts, available_at, idempotency_key, reply_to, input_data, created_at,"
           + " updated_at, scheduled, reply_of, reply_error, headers)"
           + " VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-          + " ON CONFLICT (queue, idempotency_key) DO NOTHING RETURNING id";
+          + " ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id";
 
   /**
    * How many pending items a queue holds, as an SQL expression: two counts, each over one

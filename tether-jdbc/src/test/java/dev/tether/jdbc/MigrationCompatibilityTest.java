@@ -207,6 +207,46 @@ abstract class MigrationCompatibilityTest {
   }
 
   @Test
+  void version8IndexesOnlyKeyedItemsAndKeepsTheirKeysUnique() throws Exception {
+    boolean sqlite = db instanceof TestDatabase.Sqlite;
+    String url = db.url().startsWith("jdbc:") ? db.url() : "jdbc:sqlite:" + db.url();
+    StoreEngine engine = StoreEngine.forUrl(url, TetherStoreConfig.defaults());
+    String now = sqlite ? "CAST(unixepoch('subsec') * 1000 AS INTEGER)" : "now()";
+    try (Connection c = raw(); Statement st = c.createStatement()) {
+      engine.initialize(c);
+      Migrations.migrate(c, engine, 7);
+      String insert = "INSERT INTO tether_work_items (queue, status, max_attempts, available_at, created_at,"
+          + " updated_at, idempotency_key) VALUES ('q', 'pending', 3, " + now + ", " + now + ", " + now + ", %s)";
+      st.execute(String.format(insert, "'k1'")); // id 1
+      st.execute(String.format(insert, "NULL")); // id 2
+      st.execute(String.format(insert, "NULL")); // id 3
+    } finally {
+      engine.close();
+    }
+    try (TetherStore store = db.open(TetherStoreConfig.defaults())) {
+      LeaseManager m = new LeaseManager(store, "w");
+      assertThat(m.enqueue(NewWorkItem.builder("q").idempotencyKey("k1").build()))
+          .as("a key from before the migration still names its item").isEqualTo(1L);
+      long k2 = m.enqueue(NewWorkItem.builder("q").idempotencyKey("k2").build());
+      assertThat(m.enqueue(NewWorkItem.builder("q").idempotencyKey("k2").build())).isEqualTo(k2);
+      assertThat(m.enqueue(NewWorkItem.builder("other").idempotencyKey("k2").build()))
+          .as("keys are per queue").isNotEqualTo(k2);
+      long keyless = m.enqueue(NewWorkItem.of("q", "no key"));
+      assertThat(m.enqueue(NewWorkItem.of("q", "no key"))).isNotEqualTo(keyless);
+      try (Connection c = store.dataSource().getConnection(); Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery(sqlite
+              ? "SELECT sql FROM sqlite_master WHERE name = 'tether_work_items_idempotency_key'"
+              : "SELECT indexdef FROM pg_indexes WHERE indexname = 'tether_work_items_idempotency_key'"
+                  + " AND schemaname = current_schema()")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getString(1)).containsIgnoringCase("UNIQUE")
+            .containsIgnoringCase("idempotency_key IS NOT NULL");
+        assertThat(rs.next()).isFalse();
+      }
+    }
+  }
+
+  @Test
   void validatingRefusesAMissingSchemaNamingTheVersionItNeedsAndCreatesNothing() throws Exception {
     assertThatThrownBy(() -> db.open(VALIDATE))
         .isInstanceOfSatisfying(SchemaVersionException.class, e -> {
