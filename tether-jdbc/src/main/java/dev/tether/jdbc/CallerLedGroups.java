@@ -8,9 +8,9 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.ToLongFunction;
 
 /**
- * Groups of work run by one of the callers waiting for them (a leader), the mechanism of both
- * group commits ({@link GroupCommitter}'s completions and acquisitions, {@link EnqueueGroups}'
- * single enqueues). A caller queues its members and waits; when no group is in flight it leads
+ * Groups of work run by one of the callers waiting for them (a leader), the mechanism of the
+ * store's group commits ({@link GroupCommitter}'s completions and acquisitions, {@link
+ * EnqueueGroups}' single enqueues) and of its batched lease renewals ({@link RenewalBatcher}). A caller queues its members and waits; when no group is in flight it leads
  * one at once, so a lone caller pays no wait; callers arriving while a group is in flight queue
  * up, and the next leader runs everything queued (up to a bound) as one group. A further group
  * starts beside those in flight only while fewer than {@code parallelGroups} are, and only when
@@ -58,6 +58,25 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
     }
   }
 
+  /**
+   * What a leader does before it takes the members of its next group, on its own thread, while
+   * further members may queue: yield the processor (the default), or wait for a pacing gap.
+   */
+  @FunctionalInterface
+  interface BeforeGroup {
+    /** Returns when the group may be taken; on an interrupt, returns with the status set. */
+    void await();
+  }
+
+  /**
+   * The default {@link BeforeGroup}: lets callers that are runnable but not yet running (woken by
+   * the previous group) queue their next member first. On a busy machine the woken callers
+   * otherwise only get a core after this group took what was queued, and groups stay at one or
+   * two members (docs/PERFORMANCE.md, "Where the time goes"). Returns at once when nothing else
+   * is runnable.
+   */
+  static final BeforeGroup YIELD = Thread::yield;
+
   /** Runs one group. */
   @FunctionalInterface
   interface Runner<M> {
@@ -81,6 +100,7 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
   private final ToLongFunction<M> weight;
   private final long maxWeight;
   private final Runner<M> runner;
+  private final BeforeGroup beforeGroup;
 
   /**
    * @param parallelGroups the most groups in flight at once (at least 1)
@@ -92,6 +112,15 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
    */
   CallerLedGroups(int parallelGroups, int minParallelGroup, int maxMembers, ToLongFunction<M> weight,
       long maxWeight, Runner<M> runner) {
+    this(parallelGroups, minParallelGroup, maxMembers, weight, maxWeight, runner, YIELD);
+  }
+
+  /**
+   * As {@link #CallerLedGroups(int, int, int, ToLongFunction, long, Runner)}, with what a leader
+   * does before taking each group.
+   */
+  CallerLedGroups(int parallelGroups, int minParallelGroup, int maxMembers, ToLongFunction<M> weight,
+      long maxWeight, Runner<M> runner, BeforeGroup beforeGroup) {
     if (parallelGroups < 1 || minParallelGroup < 1 || maxMembers < 1) {
       throw new IllegalArgumentException("parallelGroups, minParallelGroup and maxMembers must be at"
           + " least 1, got " + parallelGroups + ", " + minParallelGroup + " and " + maxMembers);
@@ -102,6 +131,7 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
     this.weight = weight;
     this.maxWeight = maxWeight;
     this.runner = runner;
+    this.beforeGroup = beforeGroup;
   }
 
   /** Queues a member without waiting for it: it runs in the next group anyone leads. */
@@ -132,8 +162,14 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
         try {
           // Lead until ours ran; false means nothing was queued: ours are in a group another
           // leader is running, which unparks us when it is done.
-          while (!allDone(mine) && runGroup()) {
-            // next group
+          while (!allDone(mine)) {
+            beforeGroup.await();
+            if (Thread.interrupted()) {
+              interrupted = true; // restored on return; meanwhile the next pause still waits
+            }
+            if (!runGroup()) {
+              break;
+            }
           }
         } finally {
           leading.decrementAndGet();
@@ -205,11 +241,6 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
 
   /** Runs up to {@link #maxMembers} queued members; returns false if none was queued. Leader only. */
   private boolean runGroup() {
-    // Let callers that are runnable but not yet running (woken by the previous group) queue their
-    // next member first: on a busy machine the woken callers otherwise only get a core after this
-    // group took what was queued, and groups stay at one or two members (docs/PERFORMANCE.md,
-    // "Where the time goes"). Returns at once when nothing else is runnable.
-    Thread.yield();
     List<M> members = new ArrayList<>();
     long taken = 0;
     M m;

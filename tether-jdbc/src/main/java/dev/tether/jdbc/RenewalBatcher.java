@@ -5,8 +5,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -19,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * new expiry. Every renewal of a store with group commit on comes here: a {@code LeaseExtender}'s
  * on beats and {@link HeartbeatThread}'s on its timer alike.
  *
- * <p>No thread of its own: the leader is one of the callers. Thread-safe.
+ * <p>On {@link CallerLedGroups} (one batch in flight, the leader pausing for the gap before it
+ * takes the next). No thread of its own: the leader is one of the callers. Thread-safe.
  */
 final class RenewalBatcher {
 
@@ -31,17 +30,20 @@ final class RenewalBatcher {
 
   private final TetherStore store;
   private final LeaseBatches batches;
-  private final ConcurrentLinkedQueue<Op> pending = new ConcurrentLinkedQueue<>();
-  private final Semaphore leader = new Semaphore(1);
-  private long lastStart = System.nanoTime() - MIN_GAP.toNanos(); // guarded by leader
+  private final CallerLedGroups<Op> groups =
+      new CallerLedGroups<>(1, 1, MAX_BATCH, op -> 0, 1, this::runBatch, this::pauseForGap);
+  /** Batches committed or failed (tests). */
+  private final java.util.concurrent.atomic.LongAdder batchesRun = new java.util.concurrent.atomic.LongAdder();
+  /** When the last batch started; read and written by the leader only (one at a time). */
+  private long lastStart = System.nanoTime() - MIN_GAP.toNanos();
 
   RenewalBatcher(TetherStore store, LeaseBatches batches) {
     this.store = store;
     this.batches = batches;
   }
 
-  /** One renewal waiting for its batch; {@code result} and {@code error} are written before {@code done}. */
-  static final class Op {
+  /** One renewal waiting for its batch; {@code result} and {@code error} are written before it is done. */
+  static final class Op extends CallerLedGroups.Member {
     final long id;
     final long token;
     final Duration duration;
@@ -49,7 +51,6 @@ final class RenewalBatcher {
     final dev.tether.mailbox.OutputTail output;
     volatile Instant result;
     volatile RuntimeException error;
-    volatile boolean done;
 
     Op(long id, long token, Duration duration, Clock clock, dev.tether.mailbox.OutputTail output) {
       this.id = id;
@@ -74,67 +75,37 @@ final class RenewalBatcher {
   Instant renew(long id, long token, Duration duration, Clock clock,
       dev.tether.mailbox.OutputTail output) {
     Op mine = new Op(id, token, duration, clock, output);
-    pending.add(mine);
-    boolean interrupted = false;
-    while (!mine.done) {
-      if (leader.tryAcquire()) {
-        try {
-          while (!mine.done) {
-            interrupted |= pauseForGap();
-            runBatch();
-          }
-        } finally {
-          leader.release();
-        }
-        synchronized (this) {
-          notifyAll();
-        }
-        break;
-      }
-      synchronized (this) {
-        // A leader releases before it notifies under this monitor: no lost wake-up.
-        if (!mine.done && leader.availablePermits() == 0) {
-          try {
-            wait();
-          } catch (InterruptedException e) {
-            interrupted = true; // the renewal may be in a running batch: see it through
-          }
-        }
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    groups.run(List.of(mine));
     if (mine.error != null) {
       throw mine.error;
     }
     return mine.result;
   }
 
-  /** Waits until {@link #MIN_GAP} after the last batch start; returns whether interrupted. */
-  private boolean pauseForGap() {
+  /**
+   * Before a batch: waits until {@link #MIN_GAP} after the last batch start (renewals arriving
+   * meanwhile join it); an interrupt ends the wait early, with the status set.
+   */
+  private void pauseForGap() {
     long wait = lastStart + MIN_GAP.toNanos() - System.nanoTime();
-    boolean interrupted = false;
     if (wait > 0) {
       try {
         TimeUnit.NANOSECONDS.sleep(wait);
       } catch (InterruptedException e) {
-        interrupted = true;
+        Thread.currentThread().interrupt();
       }
     }
     lastStart = System.nanoTime();
-    return interrupted;
   }
 
-  private void runBatch() {
-    List<Op> batch = new ArrayList<>();
-    Op o;
-    while (batch.size() < MAX_BATCH && (o = pending.poll()) != null) {
-      batch.add(o);
-    }
-    if (batch.isEmpty()) {
-      return;
-    }
+  /** Batches run so far (tests). */
+  long batchesRun() {
+    return batchesRun.sum();
+  }
+
+  /** Commits one batch of renewals (leader; {@link CallerLedGroups}). */
+  private void runBatch(List<Op> batch) {
+    batchesRun.increment();
     batch.sort((a, b) -> Long.compare(a.id, b.id));
     try {
       String what = batch.size() == 1 ? "renewing the lease of item " + batch.get(0).id
@@ -163,16 +134,11 @@ final class RenewalBatcher {
         LeaseBatches.Renewed r = outcomes.get(i);
         batch.get(i).result = r.expiry();
         batch.get(i).error = r.refusal();
-        batch.get(i).done = true;
       }
     } catch (RuntimeException e) {
       for (Op x : batch) {
         x.error = e;
-        x.done = true;
       }
-    }
-    synchronized (this) {
-      notifyAll();
     }
   }
 }

@@ -441,6 +441,11 @@ public final class TetherStore implements AutoCloseable {
     return committer.completeAll(leases, clock);
   }
 
+  /** The batcher of lease renewals (tests). */
+  RenewalBatcher renewalBatcher() {
+    return renewals;
+  }
+
   /**
    * Renews a lease durably, with the delivery's latest output when given: batched with renewals
    * due at the same time when group commit is on, else in a transaction of its own. Returns the
