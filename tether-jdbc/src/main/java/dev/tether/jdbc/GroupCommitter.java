@@ -215,22 +215,35 @@ final class GroupCommitter {
     // Same row order in every group: concurrent transactions never lock two rows crosswise.
     members.sort(Comparator.comparingLong((Completion x) -> x.id));
     Group group = new Group(members);
+    boolean outcome = false;
     try {
-      List<TetherStoreException> refusals = store.storeEngine().commitGroup(store, group);
-      for (int i = 0; i < group.completions.size(); i++) {
-        group.completions.get(i).error = refusals.get(i);
+      try {
+        List<TetherStoreException> refusals = store.storeEngine().commitGroup(store, group);
+        for (int i = 0; i < group.completions.size(); i++) {
+          group.completions.get(i).error = refusals.get(i);
+        }
+      } catch (RuntimeException e) {
+        for (Completion x : members) {
+          x.error = e;
+        }
       }
-    } catch (RuntimeException e) {
+      outcome = true;
+    } finally {
+      if (!outcome) {
+        // An Error escaped: no member may pass for applied (a null error) or for taken.
+        for (Completion x : members) {
+          x.error = new IllegalStateException("the group committing this " + (x.acquire == null
+              ? "completion" : "acquisition") + " ended without an outcome; it may or may not have"
+              + " been applied");
+        }
+      }
       for (Completion x : members) {
-        x.error = e;
-      }
-    }
-    for (Completion x : members) {
-      if (x.onDone != null) {
-        try {
-          x.onDone.accept(x);
-        } catch (RuntimeException e) {
-          // a callback's failure must not stop the others or the group's callers
+        if (x.onDone != null) {
+          try {
+            x.onDone.accept(x);
+          } catch (RuntimeException e) {
+            // a callback's failure must not stop the others or the group's callers
+          }
         }
       }
     }

@@ -107,6 +107,7 @@ final class RenewalBatcher {
   private void runBatch(List<Op> batch) {
     batchesRun.increment();
     batch.sort((a, b) -> Long.compare(a.id, b.id));
+    boolean outcome = false;
     try {
       String what = batch.size() == 1 ? "renewing the lease of item " + batch.get(0).id
           : "renewing " + batch.size() + " leases";
@@ -135,9 +136,19 @@ final class RenewalBatcher {
         batch.get(i).result = r.expiry();
         batch.get(i).error = r.refusal();
       }
+      outcome = true;
     } catch (RuntimeException e) {
       for (Op x : batch) {
         x.error = e;
+      }
+      outcome = true;
+    } finally {
+      if (!outcome) {
+        // An Error escaped: no renewal may pass for applied (a null error) with a null expiry.
+        for (Op x : batch) {
+          x.error = new IllegalStateException("the batch renewing the lease of item " + x.id
+              + " ended without an outcome; it may or may not have been renewed");
+        }
       }
     }
   }

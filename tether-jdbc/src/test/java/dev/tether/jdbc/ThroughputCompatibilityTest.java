@@ -381,6 +381,43 @@ abstract class ThroughputCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void aGroupEndingInAnErrorLeavesNoMemberLookingApplied() {
+    LeaseManager w = new LeaseManager(store, "w");
+    long id = w.enqueue(NewWorkItem.of("q", "a"));
+    w.enqueue(NewWorkItem.of("q", "b"));
+    Lease held = w.acquire("q", LEASE).orElseThrow();
+    java.time.Clock broken = new java.time.Clock() {
+      @Override
+      public java.time.ZoneId getZone() {
+        return java.time.ZoneOffset.UTC;
+      }
+
+      @Override
+      public java.time.Clock withZone(java.time.ZoneId zone) {
+        return this;
+      }
+
+      @Override
+      public java.time.Instant instant() {
+        throw new AssertionError("the clock broke");
+      }
+    };
+    GroupCommitter.Completion completion = new GroupCommitter.Completion(id, held.token(), null, broken);
+    GroupCommitter.Completion acquisition =
+        GroupCommitter.Completion.acquisition(AcquireRequest.batch("q", LEASE, 5), "fused", broken);
+
+    assertThatThrownBy(() -> store.committer().submitAll(List.of(completion, acquisition)))
+        .as("the leader gets the error itself").isInstanceOf(AssertionError.class);
+
+    assertThat(completion.isDone()).isTrue();
+    assertThat(completion.error()).as("not passed off as applied")
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("without an outcome");
+    assertThat(acquisition.error()).isInstanceOf(IllegalStateException.class);
+    assertThat(acquisition.leases).isNull();
+    assertThat(w.find(id).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+  }
+
+  @Test
   void concurrentAcknowledgementsAndReceivesDrainEveryMessageExactlyOnce() throws Exception {
     JdbcMailbox<String, String> box = JdbcMailbox.builder(store, "q", Codec.utf8(), Codec.utf8())
         .clock(clock).build();
