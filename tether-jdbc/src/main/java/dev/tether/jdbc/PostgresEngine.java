@@ -144,6 +144,14 @@ final class PostgresEngine implements StoreEngine {
     schemaToCreate = single != null && single.matches("[A-Za-z_][A-Za-z0-9_]{0,62}") ? single : null;
     pool.setMaximumPoolSize(config.maximumPoolSize() > 0
         ? config.maximumPoolSize() : TetherStoreConfig.DEFAULT_POSTGRES_POOL_SIZE);
+    // Bound each new connection's login by the store's own connection timeout. Without the
+    // property the driver uses DriverManager's login timeout, one value for the whole JVM that
+    // every Hikari pool sets when it starts (the last one wins): another pool of the application
+    // would decide how long this store's pool waits on a server that accepts but never answers.
+    if (!url.toLowerCase(java.util.Locale.ROOT).contains("logintimeout=")) {
+      long seconds = Math.max(1, (config.connectionTimeout().toMillis() + 999) / 1000);
+      pool.addDataSourceProperty("loginTimeout", Long.toString(seconds));
+    }
   }
 
   @Override

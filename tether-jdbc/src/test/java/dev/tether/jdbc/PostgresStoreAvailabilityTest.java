@@ -174,6 +174,28 @@ class PostgresStoreAvailabilityTest {
   }
 
   @Test
+  void openingThroughAServerThatNeverAnswersFailsAfterTheStoresOwnTimeoutNotTheJvmWideOne()
+      throws Exception {
+    int before = DriverManager.getLoginTimeout();
+    try (TcpProxy proxy = new TcpProxy(db.url())) {
+      proxy.freeze(); // accepts connections, never answers
+      DriverManager.setLoginTimeout(60); // as another pool of the application would set it
+      CompletableFuture<Throwable> opening = CompletableFuture.supplyAsync(() -> {
+        try (TetherStore s = TetherStore.open(proxy.url(db.url()), TetherStoreConfig.builder()
+            .notifications(false).connectionTimeout(Duration.ofSeconds(1)).build())) {
+          return null;
+        } catch (RuntimeException e) {
+          return e;
+        }
+      });
+      // the store's 1 s bounds the login; with the JVM-wide 60 s it would still be waiting
+      assertThat(opening.get(30, TimeUnit.SECONDS)).as("the open failed").isNotNull();
+    } finally {
+      DriverManager.setLoginTimeout(before);
+    }
+  }
+
+  @Test
   void losingTheNotificationListenerMakesTheStoreUnavailableUntilItReconnects() throws Exception {
     open(true);
     JdbcMailbox<String, String> jobs = JdbcMailbox.ofStrings(store, "jobs");
