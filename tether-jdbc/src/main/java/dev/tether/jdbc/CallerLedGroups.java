@@ -10,9 +10,10 @@ import java.util.function.ToLongFunction;
 /**
  * Groups of work run by one of the callers waiting for them (a leader), the mechanism of the
  * store's group commits ({@link GroupCommitter}'s completions and acquisitions, {@link
- * EnqueueGroups}' single enqueues) and of its batched lease renewals ({@link RenewalBatcher}). A caller queues its members and waits; when no group is in flight it leads
- * one at once, so a lone caller pays no wait; callers arriving while a group is in flight queue
- * up, and the next leader runs everything queued (up to a bound) as one group. A further group
+ * EnqueueGroups}' single enqueues) and of its batched lease renewals ({@link RenewalBatcher}). A
+ * caller queues its members and waits; when no group is in flight it leads one at once, so a lone
+ * caller pays no wait; callers arriving while a group is in flight queue up, and the next leader
+ * runs everything queued (up to a bound) as one group. A further group
  * starts beside those in flight only while fewer than {@code parallelGroups} are, and only when
  * at least {@code minParallelGroup} members are queued for it: a parallel group of one or two
  * slows the one in flight more than it gains (docs/PERFORMANCE.md).
@@ -82,9 +83,9 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
   interface Runner<M> {
     /**
      * Runs {@code members} as one group and records each one's outcome on it (it may reorder the
-     * list, which is its own). Whatever it throws
-     * is rethrown to the leader after the members were marked done, so it should record a failure
-     * on the members rather than throw.
+     * list, which is its own). Whatever it throws reaches the leader after the members were
+     * marked done, so it records a failure on the members first; only an {@code Error} should
+     * escape.
      */
     void run(List<M> members);
   }
@@ -160,8 +161,8 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
     while (!allDone(mine)) {
       if (becomeLeader()) {
         try {
-          // Lead until ours ran; false means nothing was queued: ours are in a group another
-          // leader is running, which unparks us when it is done.
+          // Lead until ours ran; when nothing is queued, ours are in a group another leader is
+          // running, which unparks us when it is done.
           while (!allDone(mine)) {
             beforeGroup.await();
             if (Thread.interrupted()) {

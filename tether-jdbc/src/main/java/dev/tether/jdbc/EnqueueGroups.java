@@ -46,11 +46,6 @@ final class EnqueueGroups {
 
   private final Writer writer;
   private final CallerLedGroups<Pending> groups;
-  /**
-   * The store groups write to, set by each caller before it queues: every caller passes the
-   * engine's one store, so the leader may use it for the others' items.
-   */
-  private volatile TetherStore store;
   /** Groups of more than one item written (tests, benchmarks). */
   private final LongAdder sharedGroups = new LongAdder();
   /** Items written in groups of more than one (tests, benchmarks). */
@@ -74,6 +69,8 @@ final class EnqueueGroups {
    * and the waiter is unparked after.
    */
   static final class Pending extends CallerLedGroups.Member {
+    /** The store to write to: the engine's one store, the same for every member of a group. */
+    final TetherStore store;
     final NewWorkItem item;
     final Clock clock;
     volatile long id;
@@ -81,10 +78,11 @@ final class EnqueueGroups {
     volatile boolean written;
     volatile RuntimeException error;
 
-    Pending(NewWorkItem item, Clock clock) {
+    Pending(TetherStore store, NewWorkItem item, Clock clock) {
       if (item.idempotencyKey() != null) {
         throw new IllegalArgumentException("items with an idempotency key are not grouped");
       }
+      this.store = store;
       this.item = item;
       this.clock = clock;
     }
@@ -106,8 +104,8 @@ final class EnqueueGroups {
    * @throws TetherStoreException if the database refused the item
    */
   long enqueue(TetherStore store, NewWorkItem item, Clock clock) {
-    Pending mine = new Pending(item, clock);
-    await(store, List.of(mine));
+    Pending mine = new Pending(store, item, clock);
+    groups.run(List.of(mine));
     return mine.result();
   }
 
@@ -116,8 +114,8 @@ final class EnqueueGroups {
    * group. For tests of groups of a known composition. Returns when all are done; each carries its
    * outcome.
    */
-  void submitAll(TetherStore store, List<Pending> members) {
-    await(store, members);
+  void submitAll(List<Pending> members) {
+    groups.run(members);
   }
 
   /** Groups of more than one item written so far. */
@@ -135,14 +133,9 @@ final class EnqueueGroups {
     return splitGroups.sum();
   }
 
-  private void await(TetherStore store, List<Pending> mine) {
-    this.store = store;
-    groups.run(mine);
-  }
-
   /** Writes one group of queued enqueues (leader; {@link CallerLedGroups}). */
   private void writeGroup(List<Pending> members) {
-    TetherStore store = this.store;
+    TetherStore store = members.get(0).store;
     try {
       write(store, members);
     } catch (RuntimeException e) {

@@ -215,28 +215,24 @@ final class GroupCommitter {
     // Same row order in every group: concurrent transactions never lock two rows crosswise.
     members.sort(Comparator.comparingLong((Completion x) -> x.id));
     Group group = new Group(members);
-    boolean outcome = false;
     try {
-      try {
-        List<TetherStoreException> refusals = store.storeEngine().commitGroup(store, group);
-        for (int i = 0; i < group.completions.size(); i++) {
-          group.completions.get(i).error = refusals.get(i);
-        }
-      } catch (RuntimeException e) {
-        for (Completion x : members) {
-          x.error = e;
-        }
+      List<TetherStoreException> refusals = store.storeEngine().commitGroup(store, group);
+      for (int i = 0; i < group.completions.size(); i++) {
+        group.completions.get(i).error = refusals.get(i);
       }
-      outcome = true;
+    } catch (RuntimeException e) {
+      for (Completion x : members) {
+        x.error = e;
+      }
+    } catch (Error e) {
+      // No member may pass for applied (a null error) or for taken; the leader gets the Error.
+      for (Completion x : members) {
+        x.error = new IllegalStateException("the group committing this " + (x.acquire == null
+            ? "completion" : "acquisition") + " ended without an outcome; it may or may not have"
+            + " been applied");
+      }
+      throw e;
     } finally {
-      if (!outcome) {
-        // An Error escaped: no member may pass for applied (a null error) or for taken.
-        for (Completion x : members) {
-          x.error = new IllegalStateException("the group committing this " + (x.acquire == null
-              ? "completion" : "acquisition") + " ended without an outcome; it may or may not have"
-              + " been applied");
-        }
-      }
       for (Completion x : members) {
         if (x.onDone != null) {
           try {

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Batches lease renewals: renewals that are due together share one transaction and, on
@@ -33,7 +34,7 @@ final class RenewalBatcher {
   private final CallerLedGroups<Op> groups =
       new CallerLedGroups<>(1, 1, MAX_BATCH, op -> 0, 1, this::runBatch, this::pauseForGap);
   /** Batches committed or failed (tests). */
-  private final java.util.concurrent.atomic.LongAdder batchesRun = new java.util.concurrent.atomic.LongAdder();
+  private final LongAdder batchesRun = new LongAdder();
   /** When the last batch started; read and written by the leader only (one at a time). */
   private long lastStart = System.nanoTime() - MIN_GAP.toNanos();
 
@@ -107,7 +108,6 @@ final class RenewalBatcher {
   private void runBatch(List<Op> batch) {
     batchesRun.increment();
     batch.sort((a, b) -> Long.compare(a.id, b.id));
-    boolean outcome = false;
     try {
       String what = batch.size() == 1 ? "renewing the lease of item " + batch.get(0).id
           : "renewing " + batch.size() + " leases";
@@ -136,20 +136,17 @@ final class RenewalBatcher {
         batch.get(i).result = r.expiry();
         batch.get(i).error = r.refusal();
       }
-      outcome = true;
     } catch (RuntimeException e) {
       for (Op x : batch) {
         x.error = e;
       }
-      outcome = true;
-    } finally {
-      if (!outcome) {
-        // An Error escaped: no renewal may pass for applied (a null error) with a null expiry.
-        for (Op x : batch) {
-          x.error = new IllegalStateException("the batch renewing the lease of item " + x.id
-              + " ended without an outcome; it may or may not have been renewed");
-        }
+    } catch (Error e) {
+      // No renewal may pass for applied (a null error) with a null expiry; the leader gets the Error.
+      for (Op x : batch) {
+        x.error = new IllegalStateException("the batch renewing the lease of item " + x.id
+            + " ended without an outcome; it may or may not have been renewed");
       }
+      throw e;
     }
   }
 }

@@ -134,9 +134,9 @@ class PostgresEnqueueGroupsTest {
       if (i % 7 == 0) {
         b.replyOf(1000L + i);
       }
-      members.add(new EnqueueGroups.Pending(b.build(), i % 2 == 0 ? fixed : null));
+      members.add(new EnqueueGroups.Pending(store, b.build(), i % 2 == 0 ? fixed : null));
     }
-    groups().submitAll(store, members);
+    groups().submitAll(members);
 
     assertThat(groups().sharedGroups()).as("one statement for the group").isEqualTo(1);
     assertThat(groups().sharedItems()).isEqualTo(60);
@@ -179,10 +179,10 @@ class PostgresEnqueueGroupsTest {
           + " WHEN (NEW.task_id = 'bad') EXECUTE FUNCTION refuse_bad()");
     }
     List<EnqueueGroups.Pending> members = List.of(
-        new EnqueueGroups.Pending(NewWorkItem.builder("q").input("good-1").build(), null),
-        new EnqueueGroups.Pending(NewWorkItem.builder("q").input("bad").taskId("bad").build(), null),
-        new EnqueueGroups.Pending(NewWorkItem.builder("q").input("good-2").build(), null));
-    groups().submitAll(store, members);
+        new EnqueueGroups.Pending(store, NewWorkItem.builder("q").input("good-1").build(), null),
+        new EnqueueGroups.Pending(store, NewWorkItem.builder("q").input("bad").taskId("bad").build(), null),
+        new EnqueueGroups.Pending(store, NewWorkItem.builder("q").input("good-2").build(), null));
+    groups().submitAll(members);
 
     assertThat(groups().splitGroups()).as("the group failed and was split").isEqualTo(1);
     assertThat(members.get(1).error).isInstanceOf(TetherStoreException.class)
@@ -197,11 +197,11 @@ class PostgresEnqueueGroupsTest {
   @Test
   void aGroupOnAClosedStoreFailsEveryCallWithoutRetrying() {
     List<EnqueueGroups.Pending> members = List.of(
-        new EnqueueGroups.Pending(NewWorkItem.of("q", "a"), null),
-        new EnqueueGroups.Pending(NewWorkItem.of("q", "b"), null));
+        new EnqueueGroups.Pending(store, NewWorkItem.of("q", "a"), null),
+        new EnqueueGroups.Pending(store, NewWorkItem.of("q", "b"), null));
     EnqueueGroups groups = groups();
     store.close();
-    groups.submitAll(store, members);
+    groups.submitAll(members);
     assertThat(members).allSatisfy(p -> assertThat(p.error).isInstanceOf(IllegalStateException.class));
     assertThat(groups.splitGroups()).isZero();
   }
@@ -216,9 +216,9 @@ class PostgresEnqueueGroupsTest {
       st.execute("LISTEN " + channel);
       List<EnqueueGroups.Pending> members = new ArrayList<>();
       for (int i = 0; i < 5; i++) {
-        members.add(new EnqueueGroups.Pending(NewWorkItem.of("q", "n" + i), null));
+        members.add(new EnqueueGroups.Pending(store, NewWorkItem.of("q", "n" + i), null));
       }
-      groups().submitAll(store, members);
+      groups().submitAll(members);
       assertThat(groups().sharedGroups()).isEqualTo(1);
       List<PGNotification> heard = new ArrayList<>();
       await().atMost(Duration.ofSeconds(30)).until(() -> {

@@ -587,16 +587,9 @@ public final class PeerComparison {
   /**
    * Runs {@code total} single enqueues from {@link #PRODUCERS} threads (item i on thread i mod
    * {@link #PRODUCERS}); returns the seconds from the moment all threads were ready to the last
-   * call's return.
-   */
-  private static double producersSeconds(int total, Enqueue enqueue) throws Exception {
-    return producersSeconds(null, total, enqueue);
-  }
-
-  /**
-   * As {@link #producersSeconds(int, Enqueue)}; with a row, also puts the CPU the machine
-   * (cpuUs: every process, the database's included, from {@code /proc/stat}) and this JVM
-   * (jvmUs) spent per item meanwhile, in microseconds, where the platform tells.
+   * call's return; puts on {@code row} the CPU the machine (cpuUs: every process, the database's
+   * included, from {@code /proc/stat}) and this JVM (jvmUs) spent per item meanwhile, in
+   * microseconds, where the platform tells.
    */
   private static double producersSeconds(Row row, int total, Enqueue enqueue) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(PRODUCERS);
@@ -629,10 +622,10 @@ public final class PeerComparison {
       double secs = (System.nanoTime() - start) / 1e9;
       long machine1 = machineBusyNanos();
       long jvm1 = jvmCpuNanos();
-      if (row != null && machine0 >= 0 && machine1 >= 0) {
+      if (machine0 >= 0 && machine1 >= 0) {
         row.v.put("cpuUs", (machine1 - machine0) / 1e3 / total);
       }
-      if (row != null && jvm0 >= 0 && jvm1 >= 0) {
+      if (jvm0 >= 0 && jvm1 >= 0) {
         row.v.put("jvmUs", (jvm1 - jvm0) / 1e3 / total);
       }
       if (sum != total) {
