@@ -1,29 +1,32 @@
 package dev.tether.spring;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import dev.tether.Codec;
-import dev.tether.jackson.JacksonCodec;
-import java.lang.reflect.Type;
+import java.util.Objects;
 import org.springframework.core.ResolvableType;
 
 /**
  * Picks the codec for a body type: UTF-8 text for {@code String}, bytes as they are for {@code
- * byte[]}, JSON (Jackson, with the given mapper) for anything else. Thread-safe.
+ * byte[]}, JSON ({@link JsonCodecFactory}) for anything else. Thread-safe.
  */
 public final class BodyCodecs {
-  private final ObjectMapper mapper;
+  private final JsonCodecFactory json;
 
   /**
    * Creates the codecs.
    *
-   * @param mapper the Jackson mapper for JSON bodies, or null for Tether's default (unknown
-   *     properties ignored)
+   * @param json the JSON codecs for bodies other than text and bytes
    */
-  public BodyCodecs(ObjectMapper mapper) {
-    this.mapper = mapper != null ? mapper
-        : JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+  public BodyCodecs(JsonCodecFactory json) {
+    this.json = Objects.requireNonNull(json, "json");
+  }
+
+  /**
+   * Returns what JSON bodies are written with.
+   *
+   * @return the JSON codecs
+   */
+  public JsonCodecFactory json() {
+    return json;
   }
 
   /**
@@ -48,8 +51,7 @@ public final class BodyCodecs {
     if (raw == byte[].class) {
       return (Codec<T>) Codec.bytes();
     }
-    Type t = type.getType();
-    return JacksonCodec.of(mapper, mapper.constructType(t));
+    return (Codec<T>) json.codecFor(type.getType());
   }
 
   /**
@@ -67,6 +69,6 @@ public final class BodyCodecs {
     if (value instanceof byte[]) {
       return (Codec<T>) Codec.bytes();
     }
-    return (Codec<T>) JacksonCodec.of(mapper, value.getClass());
+    return (Codec<T>) json.codecFor(value.getClass());
   }
 }

@@ -1,11 +1,11 @@
 package dev.tether.spring.autoconfigure;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tether.Codec;
 import dev.tether.LeaseExtenderConfig;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.TetherStoreConfig;
 import dev.tether.spring.BodyCodecs;
+import dev.tether.spring.JsonCodecFactory;
 import dev.tether.spring.TetherHandler;
 import dev.tether.spring.TetherLoopCustomizer;
 import dev.tether.spring.TetherQueues;
@@ -19,6 +19,7 @@ import java.util.Map;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -86,14 +87,16 @@ public class TetherAutoConfiguration {
    *
    * @param properties the settings
    * @param handlers the handler beans
-   * @param jackson the application's Jackson 2 mapper, if any
+   * @param json how JSON bodies are written: the application's {@link JsonCodecFactory} bean, if any
+   * @param beans where the application's Jackson mapper is looked up otherwise
    * @return the resolved handlers
    */
   @Bean
   @ConditionalOnMissingBean
   public TetherHandlers tetherHandlers(TetherProperties properties, ObjectProvider<TetherHandler<?, ?>> handlers,
-      ObjectProvider<ObjectMapper> jackson) {
-    BodyCodecs codecs = new BodyCodecs(jackson.getIfUnique());
+      ObjectProvider<JsonCodecFactory> json, BeanFactory beans) {
+    BodyCodecs codecs = new BodyCodecs(json.getIfAvailable(() -> TetherJson.pick(beans)));
+    LOG.debug("Tether writes JSON bodies with {}", codecs.json());
     TetherProperties.HandlerDefaults d = properties.getHandlerDefaults();
     List<TetherWorkers.HandlerSpec> specs = new ArrayList<>();
     Map<String, TetherHandler<?, ?>> byQueue = new HashMap<>();

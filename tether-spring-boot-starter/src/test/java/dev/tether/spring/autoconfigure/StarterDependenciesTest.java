@@ -68,4 +68,13 @@ class StarterDependenciesTest {
     // tether-micrometer itself, which the README does not ask for.
     assertThat(OPTIONAL).containsEntry("tether-micrometer", false);
   }
+
+  @Test
+  void bodiesAreJackson3AndJackson2ComesOnlyFromTheApplication() {
+    // Spring Boot 4's JSON library is Jackson 3; a starter that brought Jackson 2 put a second
+    // Jackson on every application's classpath and wrote bodies with a mapper of its own,
+    // ignoring the application's spring.jackson.* settings and its JsonMapper.
+    assertThat(OPTIONAL).containsEntry("tether-jackson3", false);
+    assertThat(OPTIONAL).containsEntry("tether-jackson", true);
+  }
 }
