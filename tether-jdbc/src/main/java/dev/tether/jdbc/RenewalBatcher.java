@@ -1,5 +1,6 @@
 package dev.tether.jdbc;
 
+import dev.tether.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,12 +36,32 @@ final class RenewalBatcher {
       new CallerLedGroups<>(1, 1, MAX_BATCH, op -> 0, 1, this::runBatch, this::pauseForGap);
   /** Batches committed or failed (tests). */
   private final LongAdder batchesRun = new LongAdder();
+  /** What the gap is measured with ({@link System#nanoTime()}; tests set their own). */
+  private volatile Ticker ticker = System::nanoTime;
+  /** How the leader waits for the gap ({@link TimeUnit#sleep}; tests set their own). */
+  private volatile Sleeper sleeper = TimeUnit.NANOSECONDS::sleep;
   /** When the last batch started; read and written by the leader only (one at a time). */
   private long lastStart = System.nanoTime() - MIN_GAP.toNanos();
+
+  /** Waits a number of nanoseconds; an interrupt ends the wait. */
+  @FunctionalInterface
+  interface Sleeper {
+    void sleep(long nanos) throws InterruptedException;
+  }
 
   RenewalBatcher(TetherStore store, LeaseBatches batches) {
     this.store = store;
     this.batches = batches;
+  }
+
+  /**
+   * Measures the gap with {@code ticker} and waits for it with {@code sleeper} from now on, as if
+   * the last batch started a gap ago (tests; call while no renewal is under way).
+   */
+  void pacing(Ticker ticker, Sleeper sleeper) {
+    this.ticker = ticker;
+    this.sleeper = sleeper;
+    this.lastStart = ticker.read() - MIN_GAP.toNanos();
   }
 
   /** One renewal waiting for its batch; {@code result} and {@code error} are written before it is done. */
@@ -88,15 +109,20 @@ final class RenewalBatcher {
    * meanwhile join it); an interrupt ends the wait early, with the status set.
    */
   private void pauseForGap() {
-    long wait = lastStart + MIN_GAP.toNanos() - System.nanoTime();
+    long wait = lastStart + MIN_GAP.toNanos() - ticker.read();
     if (wait > 0) {
       try {
-        TimeUnit.NANOSECONDS.sleep(wait);
+        sleeper.sleep(wait);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
     }
-    lastStart = System.nanoTime();
+    lastStart = ticker.read();
+  }
+
+  /** About how many renewals wait for a batch (tests). */
+  int queued() {
+    return groups.queued();
   }
 
   /** Batches run so far (tests). */
