@@ -225,12 +225,6 @@ public final class Dashboard {
         ex.sendResponseHeaders(status, -1);
         return;
       }
-      if (ex.getRequestMethod().equals("HEAD")) {
-        // the JDK wants -1 for HEAD (a length makes it log a warning); state the GET's length
-        ex.getResponseHeaders().set("Content-Length", Integer.toString(body.length));
-        ex.sendResponseHeaders(status, -1);
-        return;
-      }
       ex.sendResponseHeaders(status, body.length);
       try (OutputStream out = ex.getResponseBody()) {
         out.write(body);
