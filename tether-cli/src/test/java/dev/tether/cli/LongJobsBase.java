@@ -169,12 +169,16 @@ abstract class LongJobsBase {
   @Test
   void silentCommandThatBeatsThroughTetherCliKeepsItsLease() throws Exception {
     JarRunner t = new JarRunner(dir, storeUrl());
-    // silent for 4 × (5 s + a JVM start) against a 15 s lease: only the beats keep it (a beat
-    // from a JVM that starts in seconds on a loaded machine)
+    // Silent for 5 × (3 s + a JVM start), at least 15 s, against a 13 s lease: only the beats
+    // keep it. Each beat is a JVM that opens the store, seconds on a loaded machine (under the
+    // parallel integration tests of a 2-core machine a start took over 3 s, and beats 5 s apart
+    // against 10 s extensions then came too late); here a beat may take up to about 7 s: the
+    // worker sees it within its 0.5 s probe and extends by 12 s, and stops a command whose lease
+    // is left with less than the kill grace and the poll (about 1.4 s).
     long id = id(t.run("enqueue", "--max-attempts", "1", "--", "sh", "-c",
-        "for i in 1 2 3 4; do sleep 5; \"$TETHER_CLI\" beat || exit 1; done"));
-    JarRunner.Proc w = t.start("worker", "--visibility", "15s", "--extend-every", "1s",
-        "--extension", "10s", "--kill-grace", "1s", "--sweep-every", "1s");
+        "for i in 1 2 3 4 5; do sleep 3; \"$TETHER_CLI\" beat || exit 1; done"));
+    JarRunner.Proc w = t.start("worker", "--visibility", "13s", "--extend-every", "1s",
+        "--extension", "12s", "--kill-grace", "1s", "--sweep-every", "1s");
     try {
       await().atMost(Duration.ofSeconds(90)).until(() -> item(id).status().isFinished());
     } finally {
