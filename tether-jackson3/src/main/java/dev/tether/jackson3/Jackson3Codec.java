@@ -8,20 +8,25 @@ import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.cfg.EnumFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * A {@link Codec} that stores values as JSON (UTF-8) with Jackson 3 ({@code tools.jackson}, the
  * JSON library of Spring Boot 4), so that a mailbox carries records and POJOs: {@code
  * JdbcMailbox.builder(store, "orders", Jackson3Codec.of(Order.class), Jackson3Codec.of(Receipt.class))}.
- * For Jackson 2 ({@code com.fasterxml.jackson.databind}) use {@code tether-jackson}'s {@code
- * JacksonCodec}; both write the same JSON for plain records and POJOs, so a queue may move from
- * one to the other.
+ For Jackson 2 ({@code com.fasterxml.jackson.databind}) use {@code tether-jackson}'s {@code
+ * JacksonCodec}.
  *
- * <p>{@link #of(Class)} uses a mapper of its own that ignores properties it does not know, so that
- * a producer may add fields before every consumer has them (otherwise Jackson 3's defaults:
- * {@code java.time} values as ISO-8601 text); give your application's mapper with {@link
- * #of(ObjectMapper, Class)} for its modules and settings.
+ * <p>{@link #of(Class)} uses a mapper of its own ({@link #defaultMapper()}): it ignores properties
+ * it does not know, so that a producer may add fields before every consumer has them; writes and
+ * reads enums by {@code name()} and refuses a value with no properties to write, as {@code
+ * JacksonCodec}'s default mapper does (Jackson 3's own defaults use {@code toString()} and write
+ * {@code {}}); otherwise Jackson 3's defaults, such as {@code java.time} values as ISO-8601 text.
+ * Records and POJOs of strings, numbers, booleans, enums and collections read the same with
+ * either codec's default mapper, so a queue may move from one to the other. Give your
+ * application's mapper with {@link #of(ObjectMapper, Class)} for its modules and settings.
  *
  * <p>A value that cannot be encoded, and bytes that are not JSON of the type (or JSON {@code
  * null}), throw {@link IllegalArgumentException} naming the type and Jackson's reason; a mailbox
@@ -33,8 +38,12 @@ import tools.jackson.databind.json.JsonMapper;
  * @param <T> the value type
  */
 public final class Jackson3Codec<T> implements Codec<T> {
-  private static final ObjectMapper DEFAULT_MAPPER =
-      JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+  private static final ObjectMapper DEFAULT_MAPPER = JsonMapper.builder()
+      .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+      .disable(EnumFeature.WRITE_ENUMS_USING_TO_STRING)
+      .disable(EnumFeature.READ_ENUMS_USING_TO_STRING)
+      .enable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
+      .build();
 
   private final ObjectMapper mapper;
   private final JavaType type;
@@ -45,7 +54,8 @@ public final class Jackson3Codec<T> implements Codec<T> {
   }
 
   /**
-   * Returns Tether's default mapper: Jackson 3's defaults, unknown properties ignored.
+   * Returns Tether's default mapper: unknown properties ignored, enums by name, a value with no
+   * properties refused; otherwise Jackson 3's defaults.
    *
    * @return the mapper
    */
@@ -54,7 +64,7 @@ public final class Jackson3Codec<T> implements Codec<T> {
   }
 
   /**
-   * Returns a codec for {@code type} with Tether's default mapper (unknown properties ignored).
+   * Returns a codec for {@code type} with Tether's default mapper ({@link #defaultMapper()}).
    *
    * @param type the value class
    * @param <T> the value type

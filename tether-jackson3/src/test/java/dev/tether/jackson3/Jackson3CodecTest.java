@@ -18,6 +18,23 @@ class Jackson3CodecTest {
 
   record Shipped(String sku, Instant at) {}
 
+  enum Speed {
+    EXPRESS;
+
+    @Override
+    public String toString() {
+      return "Express delivery";
+    }
+  }
+
+  record Parcel(String sku, Speed speed, List<Integer> weights, boolean fragile, long cents) {}
+
+  /** Nothing Jackson can write: no getters, no public fields. */
+  static final class Opaque {
+    @SuppressWarnings("unused")
+    private final int hidden = 1;
+  }
+
   /** A POJO with a no-argument constructor and setters. */
   public static final class Receipt {
     private String orderSku;
@@ -122,5 +139,24 @@ class Jackson3CodecTest {
         JsonMapper.builder().enable(SerializationFeature.FAIL_ON_EMPTY_BEANS).build(), Object.class);
     assertThatThrownBy(() -> codec.encode(new Object()))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot write a java.lang.Object");
+  }
+
+  @Test
+  void theDefaultMapperWritesEnumsByNameAndRefusesAValueWithNothingToWrite() {
+    Jackson3Codec<Parcel> codec = Jackson3Codec.of(Parcel.class);
+    Parcel p = new Parcel("A-1", Speed.EXPRESS, List.of(2, 3), true, 1250);
+    assertThat(new String(codec.encode(p), StandardCharsets.UTF_8)).contains("\"speed\":\"EXPRESS\"");
+    assertThat(codec.decode(codec.encode(p))).isEqualTo(p);
+    assertThatThrownBy(() -> Jackson3Codec.of(Opaque.class).encode(new Opaque()))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Opaque");
+  }
+
+  @Test
+  void aQueueMovesBetweenTheJackson2AndJackson3CodecsDefaultMappers() {
+    Parcel p = new Parcel("A-1", Speed.EXPRESS, List.of(2, 3), true, 1250);
+    dev.tether.jackson.JacksonCodec<Parcel> jackson2 = dev.tether.jackson.JacksonCodec.of(Parcel.class);
+    Jackson3Codec<Parcel> jackson3 = Jackson3Codec.of(Parcel.class);
+    assertThat(jackson3.decode(jackson2.encode(p))).as("written by Jackson 2, read by Jackson 3").isEqualTo(p);
+    assertThat(jackson2.decode(jackson3.encode(p))).as("written by Jackson 3, read by Jackson 2").isEqualTo(p);
   }
 }
