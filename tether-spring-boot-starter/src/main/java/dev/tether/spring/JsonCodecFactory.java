@@ -11,11 +11,13 @@ import tools.jackson.databind.ObjectMapper;
  * codec for a declared or runtime type. The auto-configuration picks, unless the application
  * declares a bean of this type: the application's Jackson 3 mapper (the {@code JsonMapper} Spring
  * Boot 4 configures from {@code spring.jackson.*}), else its Jackson 2 {@code ObjectMapper} when
- * {@code tether-jackson} is on the classpath, else {@link #jackson3Defaults()}.
+ * {@code tether-jackson} is on the classpath, else {@link #jackson3Defaults()}; it logs its choice
+ * at INFO.
  *
  * <p>For a Jackson 2 mapper of your choice: {@code type -> JacksonCodec.of(mapper,
  * mapper.constructType(type))} (with {@code tether-jackson}). Implementations must be
- * thread-safe; a codec is asked for once per handler and once per class sent without one.
+ * thread-safe; a codec is asked for once per handler, and on each send to a queue without a
+ * handler in the application.
  */
 @FunctionalInterface
 public interface JsonCodecFactory {

@@ -15,10 +15,13 @@ import org.springframework.beans.factory.BeanFactory;
 final class Jackson2Json {
   private Jackson2Json() {}
 
-  /** JSON with the application's only (or primary) Jackson 2 mapper, or null when it has none. */
+  /**
+   * JSON with the application's only (or primary) Jackson 2 mapper, or null when it has none or
+   * that mapper writes another format (an {@code XmlMapper}, say).
+   */
   static JsonCodecFactory fromContext(BeanFactory beans) {
     ObjectMapper mapper = beans.getBeanProvider(ObjectMapper.class).getIfUnique();
-    if (mapper == null) {
+    if (mapper == null || !"JSON".equals(mapper.getFactory().getFormatName())) {
       return null;
     }
     return new JsonCodecFactory() {

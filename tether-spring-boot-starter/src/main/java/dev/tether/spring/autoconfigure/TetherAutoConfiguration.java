@@ -96,7 +96,6 @@ public class TetherAutoConfiguration {
   public TetherHandlers tetherHandlers(TetherProperties properties, ObjectProvider<TetherHandler<?, ?>> handlers,
       ObjectProvider<JsonCodecFactory> json, BeanFactory beans) {
     BodyCodecs codecs = new BodyCodecs(json.getIfAvailable(() -> TetherJson.pick(beans)));
-    LOG.debug("Tether writes JSON bodies with {}", codecs.json());
     TetherProperties.HandlerDefaults d = properties.getHandlerDefaults();
     List<TetherWorkers.HandlerSpec> specs = new ArrayList<>();
     Map<String, TetherHandler<?, ?>> byQueue = new HashMap<>();

@@ -136,7 +136,26 @@ class TetherJsonTest {
   void withBothMappersBootsJackson3MapperWins() {
     runner().withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class))
         .withUserConfiguration(Jackson2MapperConfig.class)
-        .run(context -> assertThat(sendAndHandle(context)).contains("\"orderId\":\"A-1\""));
+        .withPropertyValues("spring.jackson.property-naming-strategy=SNAKE_CASE")
+        .run(context -> assertThat(sendAndHandle(context))
+            .isEqualTo("{\"order_id\":\"A-1\",\"shipped_at\":\"2026-11-27T05:00:00Z\"}"));
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnJsonMapperConfig {
+    @Bean
+    tools.jackson.databind.json.JsonMapper appMapper() {
+      return tools.jackson.databind.json.JsonMapper.builder()
+          .propertyNamingStrategy(tools.jackson.databind.PropertyNamingStrategies.KEBAB_CASE)
+          .build();
+    }
+  }
+
+  @Test
+  void aJsonMapperTheApplicationDeclaresItselfIsUsed() {
+    runner().withUserConfiguration(OwnJsonMapperConfig.class)
+        .run(context -> assertThat(sendAndHandle(context))
+            .isEqualTo("{\"order-id\":\"A-1\",\"shipped-at\":\"2026-11-27T05:00:00Z\"}"));
   }
 
   @Test
