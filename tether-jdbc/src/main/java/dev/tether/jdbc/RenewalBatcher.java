@@ -40,7 +40,11 @@ final class RenewalBatcher {
   private volatile Ticker ticker = System::nanoTime;
   /** How the leader waits for the gap ({@link TimeUnit#sleep}; tests set their own). */
   private volatile Sleeper sleeper = TimeUnit.NANOSECONDS::sleep;
-  /** When the last batch started; read and written by the leader only (one at a time). */
+  /**
+   * When the last batch started; read and written by the leader (one at a time; the next leader
+   * sees it through {@link CallerLedGroups}' leading count), and by {@link #pacing} before any
+   * renewal.
+   */
   private long lastStart = System.nanoTime() - MIN_GAP.toNanos();
 
   /** Waits a number of nanoseconds; an interrupt ends the wait. */
