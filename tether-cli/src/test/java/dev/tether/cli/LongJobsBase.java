@@ -87,8 +87,12 @@ abstract class LongJobsBase {
     Path script = dir.resolve("job.sh");
     Files.writeString(script, resumableScript(log));
     long id = id(t.run("enqueue", "--", "sh", script.toString()));
-    String[] worker = {"worker", "--concurrency", "1", "--visibility", "6s", "--extend-every", "500ms",
-        "--extension", "4s", "--kill-grace", "1s", "--sweep-every", "1s"};
+    // The script's beats are its checkpoints, each a JVM that opens the store (seconds on a loaded
+    // machine; echo goes to a file, not to the worker): an 8 s extension leaves a checkpoint about
+    // 6 s to come (with 4 s, a second delivery that lost its lease between two slow checkpoints
+    // left its last step to a third, in a fresh clone's full build on a 2-core machine).
+    String[] worker = {"worker", "--concurrency", "1", "--visibility", "10s", "--extend-every", "500ms",
+        "--extension", "8s", "--kill-grace", "1s", "--sweep-every", "1s"};
     JarRunner.Proc first = t.start(worker);
     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
         .until(() -> progress(id) >= 2);
