@@ -117,7 +117,7 @@ final class GroupCommitter {
    */
   void complete(long id, long token, byte[] output, Clock clock) {
     Completion mine = new Completion(id, token, output, clock);
-    await(List.of(mine));
+    groups.run(List.of(mine));
     if (mine.error != null) {
       throw mine.error;
     }
@@ -134,7 +134,7 @@ final class GroupCommitter {
     for (LeaseKey k : leases) {
       mine.add(new Completion(k.id(), k.token(), null, clock));
     }
-    await(mine);
+    groups.run(mine);
     List<RuntimeException> out = new ArrayList<>(mine.size());
     for (Completion c : mine) {
       out.add(c.error);
@@ -154,7 +154,7 @@ final class GroupCommitter {
    */
   List<Lease> acquire(AcquireRequest request, String holder, Clock clock) {
     Completion mine = Completion.acquisition(request, holder, clock);
-    await(List.of(mine));
+    groups.run(List.of(mine));
     if (mine.error != null) {
       throw mine.error;
     }
@@ -198,16 +198,12 @@ final class GroupCommitter {
    * of them. For tests of fused groups. Returns when all are done; each carries its outcome.
    */
   void submitAll(List<Completion> members) {
-    await(members);
+    groups.run(members);
   }
 
   /** How many groups ran as one statement with acquisitions (PostgreSQL); for tests. */
   long fusedStatements() {
     return fusedStatements.sum();
-  }
-
-  private void await(List<Completion> mine) {
-    groups.run(mine);
   }
 
   /** Commits one group of queued completions and acquisitions (leader; {@link CallerLedGroups}). */

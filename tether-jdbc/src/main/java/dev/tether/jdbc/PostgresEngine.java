@@ -84,15 +84,11 @@ final class PostgresEngine implements StoreEngine {
   private final PostgresInserts inserts;
   private final PostgresLeaseBatches batches;
   private volatile String schemaToCreate;
-  /** Concurrent single enqueues of this engine's (one) store. */
-  // Two groups in flight: one executes its insert while the other commits (a notifying commit
-  // holds PostgreSQL's database-wide notify lock through its WAL flush, so commits of groups
-  // serialize anyway); with 8 producers on 2 cores two beat one and three did not beat two
-  // (docs/PERFORMANCE.md, "Single enqueue with 8 producers").
   /**
-   * One group of enqueues in flight: the next takes everything queued meanwhile. Two in flight
-   * (any size, or the second only from 3 or 4 queued) made groups smaller and 8 or 32 producers
-   * 10 to 25% slower (docs/PERFORMANCE.md, "One enqueue group in flight").
+   * Concurrent single enqueues of this engine's (one) store, one group in flight: the next takes
+   * everything queued meanwhile. Two in flight (any size, or the second only from 3 or 4 queued)
+   * made groups smaller and 8 or 32 producers 10 to 25% slower (docs/PERFORMANCE.md, "One enqueue
+   * group in flight").
    */
   private final EnqueueGroups enqueueGroups = new EnqueueGroups(this::insertGroup, 1, 1);
 

@@ -45,7 +45,7 @@ final class RenewalBatcher {
    * sees it through {@link CallerLedGroups}' leading count), and by {@link #pacing} before any
    * renewal.
    */
-  private long lastStart = System.nanoTime() - MIN_GAP.toNanos();
+  private long lastStart = ticker.read() - MIN_GAP.toNanos();
 
   /** Waits a number of nanoseconds; an interrupt ends the wait. */
   @FunctionalInterface
