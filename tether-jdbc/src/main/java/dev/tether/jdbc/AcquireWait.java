@@ -81,6 +81,7 @@ final class AcquireWait {
       if (remaining <= 0) {
         return List.of();
       }
+      store.beforeWait(queue);
       switch (wakeups.await(queue, seen, remaining, pollNanos, unfiltered)) {
         case SIGNAL:
           look = true;

@@ -3,10 +3,13 @@ package dev.tether.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -18,8 +21,11 @@ import org.slf4j.LoggerFactory;
  * {@code LISTEN}s on its schema's broadcast channel ({@link WakeRoster#broadcastChannel}), {@link
  * PostgresEngine#CANCEL_CHANNEL} and,
  * for each queue the store's receivers wait for, the channel of the store's slot in that queue's
- * {@link WakeRoster} (claimed and given up as receivers come and go, checked every {@value
- * #WAIT_MILLIS} ms; a queue keeps its slot for {@value #KEEP_SECONDS} s after its last waiter).
+ * {@link WakeRoster}: claimed as soon as a receiver is about to wait for a queue the store holds
+ * no slot of (the store asks on this listener's own channel, {@link #wakeChannel}, since only a
+ * notification ends its wait for notifications early; until the slot is there other processes'
+ * enqueues of the queue wake nobody here), checked against the queues waited for every {@value
+ * #WAIT_MILLIS} ms, and given up {@value #KEEP_SECONDS} s after the queue's last waiter.
  * A wake-up on a slot wakes a waiting receiver of its queue or, when none waits, is passed on to
  * one more slot of the queue (at most {@link WakeRoster#MAX_HOPS} times), from this connection;
  * one on the broadcast channel wakes a waiting receiver of each queue; one of a
@@ -34,6 +40,7 @@ import org.slf4j.LoggerFactory;
 final class NotificationListener implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(NotificationListener.class);
   private static final AtomicInteger SEQUENCE = new AtomicInteger();
+  /** The longest single wait for notifications, and how often the slots are checked unasked. */
   private static final int WAIT_MILLIS = 500;
   private static final long MAX_BACKOFF_MILLIS = 5_000;
   private static final long KEEP_SECONDS = 60;
@@ -43,6 +50,12 @@ final class NotificationListener implements Runnable {
   /** The same, by channel. */
   private final Map<String, String> slotQueues = new HashMap<>();
   private boolean rosterFull;
+  /** When a claim of each queue last found every slot taken (System.nanoTime()); listener thread only. */
+  private final Map<String, Long> claimFailed = new HashMap<>();
+  /** The channel only this listener hears: a receiver of its store asking for a slot. */
+  private final String wakeChannel =
+      "tether_l" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+  private volatile long syncNanos = WAIT_MILLIS * 1_000_000L;
 
   private final TetherStore store;
   private final String description;
@@ -65,6 +78,19 @@ final class NotificationListener implements Runnable {
     stopped = true;
   }
 
+  /**
+   * The channel on which this store asks its listener for a slot of the queue the payload names
+   * ({@link TetherStore#beforeWait}); the listener takes it at once.
+   */
+  String wakeChannel() {
+    return wakeChannel;
+  }
+
+  /** How often the slots are checked without being asked (tests set it long). */
+  void periodicSync(Duration every) {
+    syncNanos = every.toNanos();
+  }
+
   @Override
   public void run() {
     long backoff = 100;
@@ -79,6 +105,7 @@ final class NotificationListener implements Runnable {
           WakeRoster roster = store.roster();
           st.execute("LISTEN " + (roster != null ? roster.broadcastChannel() : PostgresEngine.CHANNEL));
           st.execute("LISTEN " + PostgresEngine.CANCEL_CHANNEL);
+          st.execute("LISTEN " + wakeChannel);
         }
         PGConnection pg = c.unwrap(PGConnection.class);
         LOG.debug("Listening for enqueue notifications on {}", description);
@@ -87,14 +114,23 @@ final class NotificationListener implements Runnable {
         store.signalItems(); // anything enqueued while not listening
         store.cancelWatch().requestCheck(); // anything cancelled while not listening
         backoff = 100;
+        Set<String> asked = new HashSet<>(); // queues receivers asked for a slot of
+        syncSlots(c, asked);
+        long synced = System.nanoTime();
         while (!stopped) {
-          syncSlots(c);
+          if (!asked.isEmpty() || System.nanoTime() - synced >= syncNanos) {
+            syncSlots(c, asked);
+            asked.clear();
+            synced = System.nanoTime();
+          }
           PGNotification[] got = pg.getNotifications(WAIT_MILLIS);
           if (got != null && got.length > 0) {
             boolean items = false;
             for (PGNotification n : got) {
               String queue = slotQueues.get(n.getName());
-              if (queue != null) {
+              if (wakeChannel.equals(n.getName())) {
+                asked.add(n.getParameter());
+              } else if (queue != null) {
                 items |= wakeOrPassOn(c, queue, n.getParameter());
               } else if (PostgresEngine.CANCEL_CHANNEL.equals(n.getName())) {
                 cancelled(n.getParameter());
@@ -162,15 +198,18 @@ final class NotificationListener implements Runnable {
   }
 
   /**
-   * Takes a slot in the roster of each queue the store's receivers wait for, and gives up the
-   * slots of queues no receiver waited for in {@value #KEEP_SECONDS} s.
+   * Takes a slot in the roster of each queue the store's receivers wait for or are about to
+   * ({@code asked}), and gives up the slots of queues no receiver waited for in {@value
+   * #KEEP_SECONDS} s.
    */
-  private void syncSlots(Connection c) throws SQLException {
+  private void syncSlots(Connection c, Set<String> asked) throws SQLException {
     WakeRoster roster = store.roster();
     if (roster == null) {
       return;
     }
     Set<String> wanted = store.wakeups().waitedOn(KEEP_SECONDS * 1_000_000_000L);
+    wanted.addAll(asked);
+    claimFailed.keySet().retainAll(wanted);
     for (Iterator<Map.Entry<String, String>> it = slotChannels.entrySet().iterator();
         it.hasNext(); ) {
       Map.Entry<String, String> e = it.next();
@@ -188,8 +227,13 @@ final class NotificationListener implements Runnable {
       if (slotChannels.containsKey(queue)) {
         continue;
       }
+      Long failed = claimFailed.get(queue);
+      if (failed != null && System.nanoTime() - failed < WAIT_MILLIS * 1_000_000L) {
+        continue; // every slot was taken a moment ago: try again at the periodic pace
+      }
       int slot = roster.claim(c, queue);
       if (slot < 0) {
+        claimFailed.put(queue, System.nanoTime());
         if (!rosterFull) {
           rosterFull = true;
           LOG.warn("All {} wake-up slots of queue '{}' on {} are taken: this store's receivers find"
@@ -197,6 +241,7 @@ final class NotificationListener implements Runnable {
         }
         continue;
       }
+      claimFailed.remove(queue);
       String channel = roster.channel(queue, slot);
       try (Statement st = c.createStatement()) {
         st.execute("LISTEN " + channel);

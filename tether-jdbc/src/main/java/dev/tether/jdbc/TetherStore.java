@@ -69,6 +69,8 @@ public final class TetherStore implements AutoCloseable {
   private final RenewalBatcher renewals;
   private final StoreAvailability availability;
   private final Wakeups wakeups = new Wakeups();
+  /** When this store last asked its listener for a slot of each queue (System.nanoTime()). */
+  private final Map<String, Long> slotAsks = new ConcurrentHashMap<>();
   private final CancelWatch cancelWatch = new CancelWatch(this);
   private volatile NotificationListener listener;
   /** On PostgreSQL with notifications, who an enqueue wakes ({@link WakeRoster}); else null. */
@@ -474,6 +476,49 @@ public final class TetherStore implements AutoCloseable {
   /** Wakes every waiting receiver of this process (a mailbox or the store closing). */
   void wakeAllReceivers() {
     wakeups.wakeAll();
+  }
+
+  /**
+   * A receiver is about to wait for {@code queue}: when this store's listener holds no wake-up
+   * slot of the queue ({@link WakeRoster}), asks it to take one now ({@link
+   * NotificationListener#wakeChannel}), since until it does other processes' enqueues of the queue
+   * wake nobody here, and on its own it looks only every half second. One {@code NOTIFY} per
+   * queue, at most every {@value #SLOT_ASK_MILLIS} ms while the slot is missing (an ask lost, say
+   * while the listener reconnects, is covered by that periodic check; a queue whose every slot is
+   * taken costs one ask per interval); a map read otherwise. Best effort: a failure is logged at
+   * debug.
+   */
+  void beforeWait(String queue) {
+    NotificationListener l = listener;
+    WakeRoster r = roster;
+    if (l == null || r == null || r.ownSlot(queue) >= 0) {
+      return;
+    }
+    long now = System.nanoTime();
+    Long last = slotAsks.get(queue);
+    if (last != null && now - last < SLOT_ASK_MILLIS * 1_000_000L) {
+      return;
+    }
+    if (slotAsks.size() >= 1024) {
+      slotAsks.clear();
+    }
+    slotAsks.put(queue, now);
+    try (Connection c = borrow()) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      engine.notifyItems(c, new String[] {l.wakeChannel()}, queue);
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("Could not ask the listener of {} for a wake-up slot of queue '{}' ({}); it takes"
+          + " one at its next check", description, queue, e.toString());
+    }
+  }
+
+  private static final long SLOT_ASK_MILLIS = 10_000;
+
+  /** The notification listener, or null before the first wait or where the engine does not notify (for tests). */
+  NotificationListener listener() {
+    return listener;
   }
 
   /** The receivers' shared wake-ups. */

@@ -107,6 +107,35 @@ class PostgresWakeupTest {
     return s.wakeups().looks();
   }
 
+  /**
+   * A store already listening takes a slot of a queue as soon as a receiver is about to wait for
+   * it (the store asks its listener on the listener's own channel), not at the listener's next
+   * periodic check: until it holds one, other processes' enqueues of the queue wake nobody there
+   * (up to half a second after a worker starts; {@code PeerComparison}'s enqueue-to-start p99 from
+   * another process, 46-162 ms on 27 Nov, was its first sends waiting for that check). The
+   * periodic check is put an hour away, so only the ask can bring the slot; the receivers' poll is
+   * a minute, so only the wake-up can bring the item.
+   */
+  @Test
+  void aReceiverOfAnotherQueueGetsItsSlotWhenItBeginsToWaitNotAtTheNextPeriodicCheck() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wake_")) {
+      closing.add(0, schema);
+      TetherStore s = store(schema);
+      receivers(s, 0, 1, Duration.ofSeconds(1), LONG_POLL, "first");
+      settled(List.of(s), "first"); // listening, with a slot of the first queue
+      s.listener().periodicSync(Duration.ofHours(1));
+
+      receivers(s, 0, 2, Duration.ofSeconds(1), LONG_POLL, QUEUE);
+      await().atMost(Duration.ofSeconds(20)).until(() -> s.roster().ownSlot(QUEUE) >= 0);
+      quiet(List.of(s));
+      LeaseManager producer = new LeaseManager(store(schema), "producer");
+      long looksBefore = looks(s);
+      long id = producer.enqueue(NewWorkItem.of(QUEUE, "job"));
+      await().atMost(Duration.ofSeconds(20)).until(() -> takenBy.containsKey(id));
+      assertThat(looks(s)).as("looks after the wake-up").isGreaterThan(looksBefore);
+    }
+  }
+
   @Test
   void oneEnqueueWakesAFewStoresNotEveryOneAndOtherSchemasNone() {
     try (PostgresTestSchema schema = new PostgresTestSchema("tether_wake_");
