@@ -77,11 +77,14 @@ final class AcquireWait {
           wakeups.lookedEmpty(queue, seen, nextLook(probe == null ? null : probe(wakeups, probe), pollNanos));
         }
       }
+      if (deadline - System.nanoTime() <= 0) {
+        return List.of();
+      }
+      store.beforeWait(queue);
       long remaining = deadline - System.nanoTime();
       if (remaining <= 0) {
         return List.of();
       }
-      store.beforeWait(queue);
       switch (wakeups.await(queue, seen, remaining, pollNanos, unfiltered)) {
         case SIGNAL:
           look = true;

@@ -5,10 +5,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.postgresql.PGConnection;
@@ -22,10 +22,11 @@ import org.slf4j.LoggerFactory;
  * PostgresEngine#CANCEL_CHANNEL} and,
  * for each queue the store's receivers wait for, the channel of the store's slot in that queue's
  * {@link WakeRoster}: claimed as soon as a receiver is about to wait for a queue the store holds
- * no slot of (the store asks on this listener's own channel, {@link #wakeChannel}, since only a
- * notification ends its wait for notifications early; until the slot is there other processes'
- * enqueues of the queue wake nobody here), checked against the queues waited for every {@value
- * #WAIT_MILLIS} ms, and given up {@value #KEEP_SECONDS} s after the queue's last waiter.
+ * no slot of ({@link #ask}: the store notifies this listener's own channel, {@link #wakeChannel},
+ * since only a notification ends its wait for notifications early; until the slot is there other
+ * processes' enqueues of the queue wake nobody here), checked against the queues waited for every
+ * {@value #WAIT_MILLIS} ms, and given up once no receiver waited for (or asked for) the queue in
+ * {@value #KEEP_SECONDS} s.
  * A wake-up on a slot wakes a waiting receiver of its queue or, when none waits, is passed on to
  * one more slot of the queue (at most {@link WakeRoster#MAX_HOPS} times), from this connection;
  * one on the broadcast channel wakes a waiting receiver of each queue; one of a
@@ -52,6 +53,10 @@ final class NotificationListener implements Runnable {
   private boolean rosterFull;
   /** When a claim of each queue last found every slot taken (System.nanoTime()); listener thread only. */
   private final Map<String, Long> claimFailed = new HashMap<>();
+  /** Queues receivers asked for a slot of, not yet taken in by the listener thread. */
+  private final Set<String> asks = ConcurrentHashMap.newKeySet();
+  /** Whether the connection listens on {@link #wakeChannel}, so that an ask's notification is heard. */
+  private volatile boolean hearsAsks;
   /** The channel only this listener hears: a receiver of its store asking for a slot. */
   private final String wakeChannel =
       "tether_l" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
@@ -79,9 +84,18 @@ final class NotificationListener implements Runnable {
   }
 
   /**
-   * The channel on which this store asks its listener for a slot of the queue the payload names
-   * ({@link TetherStore#beforeWait}); the listener takes it at once.
+   * Asks for a slot of {@code queue} ({@link TetherStore#beforeWait}). Returns whether the
+   * listener listens on {@link #wakeChannel}: if so, the caller notifies that channel and the
+   * listener takes the slot at once; if not, the listener takes it when it listens. (The queue is
+   * recorded before the flag is read, and the listener sets the flag before it reads the
+   * recorded queues, so one of the two sees the other.)
    */
+  boolean ask(String queue) {
+    asks.add(queue);
+    return hearsAsks;
+  }
+
+  /** The channel only this listener hears, on which its store asks for slots ({@link #ask}). */
   String wakeChannel() {
     return wakeChannel;
   }
@@ -111,25 +125,29 @@ final class NotificationListener implements Runnable {
         LOG.debug("Listening for enqueue notifications on {}", description);
         listening = true;
         store.listenerConnected(ticket);
+        hearsAsks = true; // before the first takeAsks: an ask either is taken in or notifies
         store.signalItems(); // anything enqueued while not listening
         store.cancelWatch().requestCheck(); // anything cancelled while not listening
         backoff = 100;
-        Set<String> asked = new HashSet<>(); // queues receivers asked for a slot of
-        syncSlots(c, asked);
-        long synced = System.nanoTime();
+        Map<String, Long> asked = new HashMap<>(); // queues asked for a slot of, and when
+        long synced = 0;
+        boolean first = true;
         while (!stopped) {
-          if (!asked.isEmpty() || System.nanoTime() - synced >= syncNanos) {
-            syncSlots(c, asked);
-            asked.clear();
-            synced = System.nanoTime();
+          long now = System.nanoTime();
+          if (takeAsks(asked, now) || first || now - synced >= syncNanos) {
+            asked.values().removeIf(at -> now - at >= KEEP_SECONDS * 1_000_000_000L);
+            syncSlots(c, asked.keySet());
+            synced = now;
+            first = false;
           }
-          PGNotification[] got = pg.getNotifications(WAIT_MILLIS);
+          long untilSync = (synced + syncNanos - System.nanoTime()) / 1_000_000L;
+          PGNotification[] got = pg.getNotifications((int) Math.max(1, Math.min(WAIT_MILLIS, untilSync)));
           if (got != null && got.length > 0) {
             boolean items = false;
             for (PGNotification n : got) {
               String queue = slotQueues.get(n.getName());
               if (wakeChannel.equals(n.getName())) {
-                asked.add(n.getParameter());
+                continue; // an ask: taken in at the top of the loop
               } else if (queue != null) {
                 items |= wakeOrPassOn(c, queue, n.getParameter());
               } else if (PostgresEngine.CANCEL_CHANNEL.equals(n.getName())) {
@@ -143,8 +161,10 @@ final class NotificationListener implements Runnable {
             }
           }
         }
+        hearsAsks = false;
         giveUp(c);
       } catch (SQLException | RuntimeException e) {
+        hearsAsks = false;
         WakeRoster roster = store.roster();
         if (roster != null) {
           roster.releasedAll();
@@ -197,8 +217,19 @@ final class NotificationListener implements Runnable {
     }
   }
 
+  /** Moves the queues asked for since the last call into {@code asked}; true if there were any. */
+  private boolean takeAsks(Map<String, Long> asked, long now) {
+    boolean any = false;
+    for (Iterator<String> it = asks.iterator(); it.hasNext(); ) {
+      asked.put(it.next(), now);
+      it.remove();
+      any = true;
+    }
+    return any;
+  }
+
   /**
-   * Takes a slot in the roster of each queue the store's receivers wait for or are about to
+   * Takes a slot in the roster of each queue the store's receivers wait for or asked for a slot of
    * ({@code asked}), and gives up the slots of queues no receiver waited for in {@value
    * #KEEP_SECONDS} s.
    */

@@ -481,12 +481,15 @@ public final class TetherStore implements AutoCloseable {
   /**
    * A receiver is about to wait for {@code queue}: when this store's listener holds no wake-up
    * slot of the queue ({@link WakeRoster}), asks it to take one now ({@link
-   * NotificationListener#wakeChannel}), since until it does other processes' enqueues of the queue
-   * wake nobody here, and on its own it looks only every half second. One {@code NOTIFY} per
-   * queue, at most every {@value #SLOT_ASK_MILLIS} ms while the slot is missing (an ask lost, say
-   * while the listener reconnects, is covered by that periodic check; a queue whose every slot is
-   * taken costs one ask per interval); a map read otherwise. Best effort: a failure is logged at
-   * debug.
+   * NotificationListener#ask}), since until it does other processes' enqueues of the queue wake
+   * nobody here, and on its own it checks only every half second. While the listener is
+   * listening the ask is one {@code NOTIFY} on a channel only it hears, on a connection of the
+   * pool (a receive on a pool with no free connection waits for one, as its looks do); while it
+   * is not (starting, or reconnecting to a database that went away) nothing is sent and it takes
+   * the slot once it listens again. At most one ask per queue every {@value #SLOT_ASK_MILLIS} ms
+   * while the slot is missing (a queue whose every slot is taken costs one per interval); a map
+   * read otherwise. A failed {@code NOTIFY} is logged at debug: the listener's periodic check
+   * takes the slot.
    */
   void beforeWait(String queue) {
     NotificationListener l = listener;
@@ -495,19 +498,28 @@ public final class TetherStore implements AutoCloseable {
       return;
     }
     long now = System.nanoTime();
-    Long last = slotAsks.get(queue);
-    if (last != null && now - last < SLOT_ASK_MILLIS * 1_000_000L) {
+    boolean[] due = {false};
+    slotAsks.compute(queue, (q, last) -> {
+      if (last != null && now - last < SLOT_ASK_MILLIS * 1_000_000L) {
+        return last;
+      }
+      due[0] = true;
+      return now;
+    });
+    if (!due[0]) {
       return;
     }
-    if (slotAsks.size() >= 1024) {
+    if (slotAsks.size() > 1024) {
       slotAsks.clear();
     }
-    slotAsks.put(queue, now);
-    try (Connection c = borrow()) {
+    if (!l.ask(queue)) {
+      return; // not listening: it takes the slot when it is
+    }
+    try (Connection c = dataSource.getConnection()) {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      engine.notifyItems(c, new String[] {l.wakeChannel()}, queue);
+      engine.notifyItems(c, new String[] {l.wakeChannel()}, "");
     } catch (SQLException | RuntimeException e) {
       LOG.debug("Could not ask the listener of {} for a wake-up slot of queue '{}' ({}); it takes"
           + " one at its next check", description, queue, e.toString());

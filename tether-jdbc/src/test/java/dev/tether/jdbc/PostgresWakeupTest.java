@@ -136,6 +136,28 @@ class PostgresWakeupTest {
     }
   }
 
+  /**
+   * A slot taken on an ask is kept although its receiver has not begun to wait yet (it asks just
+   * before it does): a check that another ask brings in between must not give it up again.
+   */
+  @Test
+  void aSlotTakenOnAnAskIsKeptThroughTheNextCheckBeforeItsReceiverWaits() {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_wake_")) {
+      closing.add(0, schema);
+      TetherStore s = store(schema);
+      s.wakeups(); // starts the listener
+      await().atMost(Duration.ofSeconds(20)).until(() -> s.listener() != null);
+      s.listener().periodicSync(Duration.ofHours(1));
+
+      s.beforeWait("x");
+      await().atMost(Duration.ofSeconds(20)).until(() -> s.roster().ownSlot("x") >= 0);
+      s.beforeWait("y");
+      await().atMost(Duration.ofSeconds(20)).until(() -> s.roster().ownSlot("y") >= 0);
+      assertThat(s.roster().ownSlot("x")).as("x's slot after the check y's ask brought").isNotNegative();
+      assertThat(s.wakeups().hasWaiting("x")).isFalse();
+    }
+  }
+
   @Test
   void oneEnqueueWakesAFewStoresNotEveryOneAndOtherSchemasNone() {
     try (PostgresTestSchema schema = new PostgresTestSchema("tether_wake_");
