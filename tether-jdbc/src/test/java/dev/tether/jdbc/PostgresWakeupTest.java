@@ -111,8 +111,9 @@ class PostgresWakeupTest {
    * A store already listening takes a slot of a queue as soon as a receiver is about to wait for
    * it (the store asks its listener on the listener's own channel), not at the listener's next
    * periodic check: until it holds one, other processes' enqueues of the queue wake nobody there
-   * (up to half a second after a worker starts; {@code PeerComparison}'s enqueue-to-start p99 from
-   * another process, 46-162 ms on 27 Nov, was its first sends waiting for that check). The
+   * (up to half a second for a queue first waited for after the listener connected; {@code
+   * PeerComparison}'s enqueue-to-start p99 from another process, 46-162 ms on 27 Nov, was its first
+   * sends waiting for that check). The
    * periodic check is put an hour away, so only the ask can bring the slot; the receivers' poll is
    * a minute, so only the wake-up can bring the item.
    */
