@@ -55,7 +55,10 @@ final class NotificationListener implements Runnable {
   private final Map<String, Long> claimFailed = new HashMap<>();
   /** Queues receivers asked for a slot of, not yet taken in by the listener thread. */
   private final Set<String> asks = ConcurrentHashMap.newKeySet();
-  /** Whether the connection listens on {@link #wakeChannel}, so that an ask's notification is heard. */
+  /**
+   * Whether the current connection has {@code LISTEN}ed on {@link #wakeChannel}, so that an ask's
+   * notification is heard; true until the listener notices the connection is lost.
+   */
   private volatile boolean hearsAsks;
   /** The channel only this listener hears: a receiver of its store asking for a slot. */
   private final String wakeChannel =
@@ -107,6 +110,14 @@ final class NotificationListener implements Runnable {
 
   @Override
   public void run() {
+    try {
+      listen();
+    } finally {
+      hearsAsks = false; // also when an Error ends the thread: asks are not notified to nobody
+    }
+  }
+
+  private void listen() {
     long backoff = 100;
     while (!stopped) {
       boolean listening = false;
@@ -259,8 +270,8 @@ final class NotificationListener implements Runnable {
         continue;
       }
       Long failed = claimFailed.get(queue);
-      if (failed != null && System.nanoTime() - failed < WAIT_MILLIS * 1_000_000L) {
-        continue; // every slot was taken a moment ago: try again at the periodic pace
+      if (failed != null && System.nanoTime() - failed < WAIT_MILLIS * 1_000_000L / 2) {
+        continue; // every slot was taken a moment ago: an ask's check does not try again
       }
       int slot = roster.claim(c, queue);
       if (slot < 0) {

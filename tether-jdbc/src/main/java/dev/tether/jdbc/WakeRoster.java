@@ -174,7 +174,7 @@ final class WakeRoster {
     return new String[0];
   }
 
-  /** This store's slot of {@code queue}, or -1 (for tests). */
+  /** This store's slot of {@code queue}, or -1 (whether a receiver must ask for one, and tests). */
   int ownSlot(String queue) {
     return own.getOrDefault(queue, -1);
   }
