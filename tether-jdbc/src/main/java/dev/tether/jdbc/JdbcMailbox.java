@@ -31,6 +31,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -643,6 +644,11 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     private volatile byte[] progress;
     private volatile Supplier<OutputTail> outputSource;
     private volatile long outputBytesSent = -1;
+    /**
+     * Flushes of the output begun so far: an extension whose renewal was in flight while one began
+     * may have written its older snapshot after the flush's newer one, and writes the output again.
+     */
+    private final AtomicLong flushesBegun = new AtomicLong();
     /** Its completion is queued (deferred mode): no further operation may go to the store. */
     private volatile boolean acknowledgedDeferred;
 
@@ -768,6 +774,7 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     @Override
     public void flushOutput() {
       notDeferred("flushOutput");
+      flushesBegun.incrementAndGet();
       OutputTail out = output(true);
       if (out == null) {
         return;
@@ -856,10 +863,22 @@ public final class JdbcMailbox<T, R> implements Mailbox<T, R> {
     public void extendVisibility(Duration timeout) {
       checkTimeout("timeout", timeout, MAX_VISIBILITY_TIMEOUT);
       notDeferred("extendVisibility");
+      long flushes = flushesBegun.get();
       OutputTail out = output(true);
       call(() -> leases.renew(id, token, timeout, out), "extendVisibility");
       if (out != null) {
         outputBytesSent = out.bytes();
+        if (flushesBegun.get() != flushes) {
+          // a flush of newer output began while this renewal carried an older snapshot, which may
+          // have landed after it (a renewal waits for its batch): write the current output again
+          outputBytesSent = -1;
+          try {
+            flushOutput();
+          } catch (RuntimeException e) {
+            LOG.debug("Writing the output of message {} in mailbox '{}' again failed; the next"
+                + " extension or flush carries it: {}", id, queue, e.toString());
+          }
+        }
       }
     }
 

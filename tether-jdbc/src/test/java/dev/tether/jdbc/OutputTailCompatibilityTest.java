@@ -5,10 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.tether.Codec;
 import dev.tether.mailbox.Message;
 import dev.tether.mailbox.OutputTail;
+import dev.tether.test.SettableTicker;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -89,6 +95,59 @@ abstract class OutputTailCompatibilityTest extends StoreTestBase {
     assertThat(byKind.get(Checkpoint.CANCELLED))
         .satisfies(c -> assertThat(c.deliveryCount()).isEqualTo(4))
         .satisfies(c -> assertThat(c.stdoutTail()).isEqualTo("quiet now\n"));
+  }
+
+  /**
+   * A hung command's last output is kept although an extension carrying an older snapshot of it
+   * lands after the flush of the newer one: the command printed to stderr (a beat: an extension
+   * takes the output then, and waits for its renewal batch), then to stdout, then went quiet, so
+   * the worker flushed the newer output while the extension was still queued. Without the
+   * extension writing the output again, the older snapshot stays, and the expired delivery shows
+   * an empty stdout (as {@code OutputTailsIT} once saw on a loaded machine).
+   */
+  @Test
+  void anExtensionWithAnOlderSnapshotLandingAfterAFlushOfNewerOutputLeavesTheNewer() throws Exception {
+    JdbcMailbox<String, String> m = mailbox();
+    String id = m.send("work");
+    String other = m.send("other");
+    List<Message<String, String>> got = m.receive(2, LEASE, Duration.ZERO);
+    assertThat(got).hasSize(2);
+    Message<String, String> d = got.get(0).id().equals(id) ? got.get(0) : got.get(1);
+    Message<String, String> o = got.get(0).id().equals(other) ? got.get(0) : got.get(1);
+    String[] out = {"", "step 1 done\n"};
+    d.reportOutput(() -> tail(out[0], out[1]));
+
+    RenewalBatcher batcher = store.renewalBatcher();
+    SettableTicker ticker = new SettableTicker();
+    CountDownLatch paused = new CountDownLatch(1);
+    CountDownLatch resume = new CountDownLatch(1);
+    batcher.pacing(ticker, nanos -> {
+      paused.countDown();
+      try {
+        assertThat(resume.await(30, TimeUnit.SECONDS)).isTrue();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      ticker.advance(Duration.ofNanos(nanos));
+    });
+    o.extendVisibility(LEASE); // a batch now: the next one waits out the gap, held above
+    ticker.advance(Duration.ofMillis(1));
+
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<?> extension = pool.submit(() -> d.extendVisibility(LEASE)); // takes stderr only
+      assertThat(paused.await(30, TimeUnit.SECONDS)).as("the extension waits for its batch").isTrue();
+      out[0] = "connecting...\n";
+      d.flushOutput(); // the command went quiet: its newer output is written at once
+      assertThat(item(id).stdoutTail()).isEqualTo("connecting...\n");
+      resume.countDown(); // the older snapshot lands now
+      extension.get(30, TimeUnit.SECONDS);
+    } finally {
+      pool.shutdownNow();
+    }
+    WorkItem after = item(id);
+    assertThat(after.stdoutTail()).as("stdout after the late extension").isEqualTo("connecting...\n");
+    assertThat(after.stderrTail()).isEqualTo("step 1 done\n");
   }
 
   @Test
