@@ -10,7 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -185,10 +187,11 @@ public final class ProcessRunner {
     long nextProcessBeat = System.nanoTime() + processBeatInterval.toNanos();
     String stopped = null;
     long flushedChunks = 0;
-    java.util.concurrent.CompletableFuture<?>[] flushing = new java.util.concurrent.CompletableFuture<?>[1];
+    AtomicReference<CompletableFuture<Boolean>> flushing = new AtomicReference<>();
+    long[] attempt = {0, System.nanoTime() - processBeatInterval.toNanos()}; // chunks, when
     try {
       while (!process.waitFor(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
-        flushedChunks = flushQuietOutput(context, chunks, chunkLock, flushedChunks, flushing, tag);
+        flushedChunks = flushQuietOutput(context, chunks, chunkLock, flushedChunks, flushing, attempt, tag);
         if (context.isLeaseLost() || stopSignal.getAsBoolean()) {
           stopped = CommandResult.STOPPED_LEASE_LOST;
         } else if (context.isShutdownRequested()) {
@@ -227,33 +230,50 @@ public final class ProcessRunner {
    * extension may have carried, writes that output to the store (without extending the lease),
    * so that a command that hangs shows what it printed last. The write runs on a thread of its
    * own, one at a time, so that a store that stopped answering never holds up this loop's lease
-   * checks and kills. Returns the chunk count written (or being written).
+   * checks and kills; a write that failed is tried again a {@code processBeatInterval} later (a
+   * hung command makes no more extensions that would carry it). Returns the chunk count last
+   * written.
    */
   private long flushQuietOutput(WorkContext context, long[] chunks, Object chunkLock, long flushed,
-      java.util.concurrent.CompletableFuture<?>[] flushing, String tag) {
+      AtomicReference<CompletableFuture<Boolean>> flushing, long[] attempt, String tag) {
+    CompletableFuture<Boolean> inFlight = flushing.get();
+    if (inFlight != null) {
+      if (!inFlight.isDone()) {
+        return flushed;
+      }
+      if (inFlight.join()) {
+        flushed = attempt[0];
+      }
+      flushing.set(null);
+    }
     long n;
     long last;
     synchronized (chunkLock) {
       n = chunks[0];
       last = chunks[1];
     }
-    if (n == flushed || System.nanoTime() - last < processBeatInterval.toNanos()
-        || (flushing[0] != null && !flushing[0].isDone())) {
+    long now = System.nanoTime();
+    if (n == flushed || now - last < processBeatInterval.toNanos()
+        || now - attempt[1] < processBeatInterval.toNanos()) {
       return flushed;
     }
-    flushing[0] = java.util.concurrent.CompletableFuture.runAsync(() -> {
+    attempt[0] = n;
+    attempt[1] = now;
+    flushing.set(CompletableFuture.supplyAsync(() -> {
       try {
         context.flushOutput();
+        return true;
       } catch (RuntimeException e) {
-        log.debug("Writing the output of {} failed; the next extension carries it: {}",
+        log.debug("Writing the output of {} failed; trying again: {}",
             context.messageId().orElse("?"), e.getMessage());
+        return false;
       }
     }, r -> {
       Thread t = new Thread(r, "tether-output-" + tag + "-flush");
       t.setDaemon(true);
       t.start();
-    });
-    return n;
+    }));
+    return flushed;
   }
 
   private static volatile List<String> parentDeathLauncher;

@@ -4,13 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.tether.Heartbeat;
+import dev.tether.LeaseExtender;
 import dev.tether.loop.WorkContext;
+import dev.tether.mailbox.Message;
+import java.lang.reflect.Proxy;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -33,6 +43,70 @@ class ProcessRunnerTest {
 
   private CommandResult run(CommandSpec spec, WorkContext ctx) throws InterruptedException {
     return runner.run(spec, ctx, Map.of(), () -> false, ProcessRunner.OutputListener.NONE);
+  }
+
+  /**
+   * A message whose {@code flushOutput} fails the first time and counts every call; every other
+   * method does nothing and answers a default (the runner only beats, reports and flushes).
+   */
+  private static Message<?, ?> flakyFlushMessage(AtomicInteger flushes) {
+    return (Message<?, ?>) Proxy.newProxyInstance(
+        ProcessRunnerTest.class.getClassLoader(), new Class<?>[] {Message.class},
+        (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "flushOutput":
+              if (flushes.incrementAndGet() == 1) {
+                throw new IllegalStateException("the store did not answer");
+              }
+              return null;
+            case "id":
+              return "m1";
+            case "deliveryCount":
+              return 1;
+            case "toString":
+              return "flaky-flush message";
+            case "hashCode":
+              return System.identityHashCode(proxy);
+            case "equals":
+              return proxy == args[0];
+            default:
+              Class<?> t = method.getReturnType();
+              if (t == boolean.class) {
+                return false;
+              }
+              if (t == int.class || t == long.class) {
+                return t == int.class ? (Object) 0 : (Object) 0L;
+              }
+              if (t == Optional.class) {
+                return Optional.empty();
+              }
+              return null;
+          }
+        });
+  }
+
+  @Test
+  void aQuietCommandsOutputIsWrittenAgainWhenItsFirstWriteFailed() throws Exception {
+    AtomicInteger flushes = new AtomicInteger();
+    LeaseExtender extender = new LeaseExtender();
+    LeaseExtender.Attachment attachment = extender.attach(flakyFlushMessage(flushes), heartbeat);
+    WorkContext ctx = WorkContext.builder(heartbeat).attachment(attachment).build();
+    Path go = Files.createTempFile("tether-flush", ".go");
+    Files.delete(go);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<CommandResult> r = pool.submit(() -> run(
+          sh("echo connecting...; while [ ! -f '" + go + "' ]; do sleep 0.05; done"), ctx));
+      // the command printed and went quiet: its output is flushed, fails, and is flushed again
+      await().atMost(Duration.ofSeconds(20)).until(() -> flushes.get() >= 2);
+      Files.createFile(go);
+      assertThat(r.get(20, TimeUnit.SECONDS).exitStatus()).isZero();
+      assertThat(flushes.get()).as("flushes: one failed, one written, none after").isEqualTo(2);
+    } finally {
+      pool.shutdownNow();
+      Files.deleteIfExists(go);
+      attachment.close();
+    }
   }
 
   @Test
@@ -102,11 +176,11 @@ class ProcessRunnerTest {
     assertThat(r.exitStatus()).isEqualTo(-1);
     assertThat(r.error()).contains("no-such-program-xyz");
     assertThat(ProcessRunner.missingProgram("sh", "/nonexistent:/bin:/usr/bin")).isNull();
-    java.nio.file.Path plain = java.nio.file.Files.createTempFile("tether-not-executable", ".txt");
+    java.nio.file.Path plain = Files.createTempFile("tether-not-executable", ".txt");
     try {
       assertThat(ProcessRunner.missingProgram(plain.toString(), null)).contains("permission denied");
     } finally {
-      java.nio.file.Files.delete(plain);
+      Files.delete(plain);
     }
     assertThat(ProcessRunner.missingProgram("sh", "/nonexistent")).contains("not found in PATH");
   }
