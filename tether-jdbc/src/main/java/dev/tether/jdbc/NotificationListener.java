@@ -141,15 +141,13 @@ final class NotificationListener implements Runnable {
         store.cancelWatch().requestCheck(); // anything cancelled while not listening
         backoff = 100;
         Map<String, Long> asked = new HashMap<>(); // queues asked for a slot of, and when
-        long synced = 0;
-        boolean first = true;
+        long synced = System.nanoTime() - syncNanos; // the first pass checks at once
         while (!stopped) {
           long now = System.nanoTime();
-          if (takeAsks(asked, now) || first || now - synced >= syncNanos) {
+          if (takeAsks(asked, now) || now - synced >= syncNanos) {
             asked.values().removeIf(at -> now - at >= KEEP_SECONDS * 1_000_000_000L);
             syncSlots(c, asked.keySet());
             synced = now;
-            first = false;
           }
           long untilSync = (synced + syncNanos - System.nanoTime()) / 1_000_000L;
           PGNotification[] got = pg.getNotifications((int) Math.max(1, Math.min(WAIT_MILLIS, untilSync)));
