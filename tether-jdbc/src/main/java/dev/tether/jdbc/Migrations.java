@@ -32,12 +32,13 @@ final class Migrations {
   private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
 
   /** The newest schema version this code knows. */
-  static final int LATEST_VERSION = 8;
+  static final int LATEST_VERSION = 9;
 
   private static final List<String> SCRIPTS =
       List.of("V1__work_items.sql", "V2__scheduled.sql", "V3__tether_tables.sql",
           "V4__headers.sql", "V5__long_jobs.sql", "V6__output_tails.sql",
-          "V7__workers_and_dashboard.sql", "V8__keyed_items_index.sql");
+          "V7__workers_and_dashboard.sql", "V8__keyed_items_index.sql",
+          "V9__dashboard_indexes_skip_leased_rows.sql");
 
   private Migrations() {}
 

@@ -126,14 +126,16 @@ final class MonitorQueries {
       where.add("queue = ?");
     }
     if (q.status() != null) {
-      where.add("status = ?");
+      // a literal with the partial index's condition, as the dashboard's listings (OverviewQueries)
+      where.add(OverviewQueries.statusTerm(q.status()));
     }
     if (!where.isEmpty()) {
       sql.append(" WHERE ").append(String.join(" AND ", where));
     }
     switch (q.order()) {
       case NEWEST_FIRST:
-        sql.append(" ORDER BY id DESC");
+        // in progress: from the leased indexes, sorted (OverviewQueries.window says why +id)
+        sql.append(q.status() == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC" : " ORDER BY id DESC");
         break;
       case LEASE_EXPIRY_FIRST:
         // In-progress rows always have an expiry (and an index on it); otherwise NULLs go last
@@ -150,9 +152,6 @@ final class MonitorQueries {
       int i = 1;
       if (q.queue() != null) {
         ps.setString(i++, q.queue());
-      }
-      if (q.status() != null) {
-        ps.setString(i++, q.status().dbValue());
       }
       ps.setInt(i, q.limit());
       List<WorkItem> out = new ArrayList<>();

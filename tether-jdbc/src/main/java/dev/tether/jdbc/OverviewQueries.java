@@ -23,9 +23,12 @@ import java.util.TreeMap;
  * not a scan of the items), in-flight and scheduled items, and throughput per minute from a
  * bounded number of index entries. {@link QueueMonitor} has the exact (whole-store) counts.
  *
- * <p>Uses the indexes of schema version 7 ({@code (status, id)} and {@code (queue, status, id)})
- * and the older partial ones (leased, scheduled, finished, checkpoints by time). Thread-safe; each
- * method runs one short read (a few statements on one connection).
+ * <p>Uses the indexes {@code (status, id)} and {@code (queue, status, id)} over every item not in
+ * progress (schema version 9), the leased ones for items in progress (as many as leases are held),
+ * and the scheduled, finished and checkpoint indexes. Each statement names its statuses as
+ * literals, with the index's own condition beside them, so that both engines' planners can prove
+ * that a partial index holds the rows asked for. Thread-safe; each method runs one short read (a
+ * few statements on one connection).
  */
 public final class OverviewQueries {
   /** Bytes of an item's input a listing reads: {@value}. */
@@ -83,8 +86,9 @@ public final class OverviewQueries {
   }
 
   /**
-   * Returns the queues that hold items, in name order, at most {@code max}: one index probe per
-   * queue (a skip scan of the {@code (queue, status, id)} index), never a scan of the items.
+   * Returns the queues that hold items, in name order, at most {@code max}: two index probes per
+   * queue (a skip scan of the {@code (queue, status, id)} index and of the leased rows' {@code
+   * (queue, lease_expires_at)} index), never a scan of the items.
    *
    * @param max most queues to return, at least 1
    * @return the queue names
@@ -96,11 +100,7 @@ public final class OverviewQueries {
 
   private List<String> queues(Connection c, int max) throws SQLException {
     List<String> out = new ArrayList<>();
-    try (PreparedStatement ps = prepare(c, 
-        "WITH RECURSIVE q(queue) AS (SELECT MIN(queue) FROM tether_work_items"
-            + " UNION ALL SELECT (SELECT MIN(t.queue) FROM tether_work_items t WHERE t.queue > q.queue)"
-            + " FROM q WHERE q.queue IS NOT NULL)"
-            + " SELECT queue FROM q WHERE queue IS NOT NULL LIMIT ?")) {
+    try (PreparedStatement ps = prepare(c, QUEUES)) {
       ps.setInt(1, max);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -109,6 +109,54 @@ public final class OverviewQueries {
       }
     }
     return out;
+  }
+
+  /**
+   * The smallest queue name among the items not in progress and among those in progress, as two
+   * rows {@code m} (null where none): each the first entry of one index in queue order.
+   */
+  private static final String FIRST_QUEUES =
+      "SELECT MIN(queue) AS m FROM tether_work_items WHERE status <> 'in_progress'"
+          + " UNION ALL SELECT MIN(queue) AS m FROM tether_work_items WHERE status = 'in_progress'";
+
+  /** As {@link #FIRST_QUEUES}, after the recursive query's {@code q.queue}. */
+  private static final String NEXT_QUEUES =
+      "SELECT MIN(queue) AS m FROM tether_work_items WHERE status <> 'in_progress' AND queue > q.queue"
+          + " UNION ALL SELECT MIN(queue) AS m FROM tether_work_items"
+          + " WHERE status = 'in_progress' AND queue > q.queue";
+
+  /** The queues in name order, a skip scan of both indexes. Parameter: the most queues. */
+  static final String QUEUES =
+      "WITH RECURSIVE q(queue) AS (SELECT (SELECT MIN(m) FROM (" + FIRST_QUEUES + ") f)"
+          + " UNION ALL SELECT (SELECT MIN(m) FROM (" + NEXT_QUEUES + ") n)"
+          + " FROM q WHERE q.queue IS NOT NULL)"
+          + " SELECT queue FROM q WHERE queue IS NOT NULL LIMIT ?";
+
+  /**
+   * The condition that selects the rows of one status ({@code null}: every status but in
+   * progress), with literals: for a status other than in progress it carries the condition of the
+   * {@code (status, id)} and {@code (queue, status, id)} indexes word for word, which is how
+   * SQLite's planner finds a partial index usable (PostgreSQL proves it either way); in progress
+   * is the condition of the leased indexes.
+   */
+  static String statusTerm(WorkStatus status) {
+    if (status == null) {
+      return "status <> 'in_progress'";
+    }
+    switch (status) {
+      case PENDING:
+        return "status = 'pending' AND status <> 'in_progress'";
+      case IN_PROGRESS:
+        return "status = 'in_progress'";
+      case COMPLETED:
+        return "status = 'completed' AND status <> 'in_progress'";
+      case FAILED:
+        return "status = 'failed' AND status <> 'in_progress'";
+      case CANCELLED:
+        return "status = 'cancelled' AND status <> 'in_progress'";
+      default:
+        throw new IllegalStateException("unhandled status " + status + "; indicates a bug");
+    }
   }
 
   /**
@@ -163,17 +211,17 @@ public final class OverviewQueries {
       sql.append(row == 0 ? "SELECT " : " UNION ALL SELECT ").append(row).append(" AS k");
       for (int alias = 0; alias < STATUSES.length; alias++) {
         sql.append(", (SELECT COUNT(*) FROM (SELECT 1 FROM tether_work_items WHERE ")
-            .append(queues.get(row) != null ? "queue = ? AND " : "").append("status = ? LIMIT ?) c").append(alias).append(")");
+            .append(queues.get(row) != null ? "queue = ? AND " : "").append(statusTerm(STATUSES[alias]))
+            .append(" LIMIT ?) c").append(alias).append(")");
       }
     }
     try (PreparedStatement ps = prepare(c, sql.toString())) {
       int p = 1;
       for (String queue : queues) {
-        for (WorkStatus s : STATUSES) {
+        for (int i = 0; i < STATUSES.length; i++) {
           if (queue != null) {
             ps.setString(p++, queue);
           }
-          ps.setString(p++, s.dbValue());
           ps.setInt(p++, cap + 1);
         }
         out.add(null);
@@ -296,16 +344,20 @@ public final class OverviewQueries {
   /**
    * The {@code columns} of the newest {@code n} items that pass the request's queue, status and
    * keyset filters, newest first, through an index that gives them in id order: {@code (status,
-   * id)}, {@code (queue, status, id)} (one branch per status for a queue alone) or the primary key.
+   * id)}, {@code (queue, status, id)} (one branch per status for a queue alone) or the primary key;
+   * items in progress come from the leased indexes, sorted (as many as leases are held): their
+   * order is {@code +id}, which no index gives, so that neither planner walks the primary key
+   * backwards past every newer item to find them.
    */
-  private static String window(ItemPageRequest r, int n, String columns) {
+  static String window(ItemPageRequest r, int n, String columns) {
     String before = r.beforeId() != null ? " AND id < ?" : "";
     if (r.queue() != null && r.status() == null) {
       StringBuilder sb = new StringBuilder("SELECT * FROM (");
       for (int alias = 0; alias < STATUSES.length; alias++) {
         sb.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(columns)
-            .append(" FROM tether_work_items WHERE queue = ? AND status = ?").append(before)
-            .append(" ORDER BY id DESC LIMIT ?) b").append(alias);
+            .append(" FROM tether_work_items WHERE queue = ? AND ").append(statusTerm(STATUSES[alias])).append(before)
+            .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC LIMIT ?) b" : " ORDER BY id DESC LIMIT ?) b")
+            .append(alias);
       }
       return sb.append(") u ORDER BY id DESC LIMIT ?").toString();
     }
@@ -314,20 +366,20 @@ public final class OverviewQueries {
       where.add("queue = ?");
     }
     if (r.status() != null) {
-      where.add("status = ?");
+      where.add(statusTerm(r.status()));
     }
     if (r.beforeId() != null) {
       where.add("id < ?");
     }
     return "SELECT " + columns + " FROM tether_work_items"
-        + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where)) + " ORDER BY id DESC LIMIT ?";
+        + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where))
+        + (r.status() == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC LIMIT ?" : " ORDER BY id DESC LIMIT ?");
   }
 
-  private static int bindWindow(PreparedStatement ps, int p, ItemPageRequest r, int n) throws SQLException {
+  static int bindWindow(PreparedStatement ps, int p, ItemPageRequest r, int n) throws SQLException {
     if (r.queue() != null && r.status() == null) {
-      for (WorkStatus s : STATUSES) {
+      for (int alias = 0; alias < STATUSES.length; alias++) {
         ps.setString(p++, r.queue());
-        ps.setString(p++, s.dbValue());
         if (r.beforeId() != null) {
           ps.setLong(p++, r.beforeId());
         }
@@ -338,9 +390,6 @@ public final class OverviewQueries {
     }
     if (r.queue() != null) {
       ps.setString(p++, r.queue());
-    }
-    if (r.status() != null) {
-      ps.setString(p++, r.status().dbValue());
     }
     if (r.beforeId() != null) {
       ps.setLong(p++, r.beforeId());

@@ -1,0 +1,8 @@
+package dev.tether.jdbc;
+
+class SqliteDashboardIndexesTest extends DashboardIndexesCompatibilityTest {
+  @Override
+  protected TestDatabase newDatabase() {
+    return TestDatabase.sqlite();
+  }
+}
