@@ -35,7 +35,8 @@ import java.util.Locale;
  * serves {@link TetherDashboard} on a JDK server on 127.0.0.1 and times the page's requests
  * over HTTP (wall time from request to last byte, median and p95, and body bytes): the first page
  * as filled, then (PostgreSQL: after {@code VACUUM ANALYZE}, as autovacuum leaves a live store)
- * the first page, a status filter, a queue + status filter deep in the keyset, a text search, and
+ * the first page, a status filter, the in-progress items (from the leased indexes, sorted), a queue
+ * + status filter deep in the keyset, a text search, and
  * the throughput chart's read (uncached). For comparison it times the exact whole-store count ({@link
  * QueueMonitor#countsByStatus()}, what the old {@code /api/state} ran on every poll). Measured,
  * never asserted.
@@ -95,6 +96,7 @@ public final class DashboardPoll {
       String[][] cases = {
         {"first page", "api/state"},
         {"status=failed", "api/state?status=failed"},
+        {"status=in_progress (1,000 leases, sorted)", "api/state?status=in_progress"},
         {"queue+status, deep", "api/state?queue=mail&status=completed&before=" + (maxId / 2)},
         {"text search", "api/state?q=" + java.net.URLEncoder.encode("job 77777", java.nio.charset.StandardCharsets.UTF_8)},
       };
