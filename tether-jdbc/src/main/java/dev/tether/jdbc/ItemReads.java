@@ -86,11 +86,15 @@ final class ItemReads {
         getIntOrNull(rs, "output_delivery"));
   }
 
+  /** A queue's failed items' ids, oldest first, with the index's condition word for word (SQLite). */
+  static final String FAILED_IDS =
+      "SELECT id FROM tether_work_items WHERE queue = ? AND status = 'failed' AND status <> 'in_progress'"
+          + " ORDER BY completed_at, id";
+
   /** The ids of the queue's {@code failed} items, oldest first. */
   List<Long> failedIds(Connection c, String queue) throws SQLException {
     List<Long> ids = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT id FROM tether_work_items WHERE queue = ? AND status = 'failed' ORDER BY completed_at, id")) {
+    try (PreparedStatement ps = c.prepareStatement(FAILED_IDS)) {
       ps.setString(1, queue);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -1,5 +1,7 @@
 package dev.tether.jdbc;
 
+import static dev.tether.jdbc.OverviewQueries.statusTerm;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -38,12 +40,24 @@ final class MonitorQueries {
     this.rows = rows;
   }
 
+  /**
+   * Every queue's count of each status: one branch per family of indexes (schema 9), so that
+   * SQLite counts each from an index rather than from the table.
+   */
+  static final String COUNTS_BY_STATUS =
+      "SELECT queue, status, COUNT(*) FROM tether_work_items WHERE status <> 'in_progress' GROUP BY queue, status"
+          + " UNION ALL SELECT queue, status, COUNT(*) FROM tether_work_items WHERE status = 'in_progress'"
+          + " GROUP BY queue, status ORDER BY 1, 2";
+
+  /** A queue's failed items, oldest first. Parameters: queue, limit. */
+  static final String FAILED =
+      "SELECT * FROM tether_work_items WHERE queue = ? AND status = 'failed' AND status <> 'in_progress'"
+          + " ORDER BY completed_at, id LIMIT ?";
+
   /** How many items each queue holds in each status, ordered by queue then status. */
   List<QueueCount> countsByStatus(Connection c) throws SQLException {
     List<QueueCount> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT queue, status, COUNT(*) FROM tether_work_items GROUP BY queue, status ORDER BY queue, status");
-        ResultSet rs = ps.executeQuery()) {
+    try (PreparedStatement ps = c.prepareStatement(COUNTS_BY_STATUS); ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         out.add(new QueueCount(rs.getString(1), WorkStatus.fromDb(rs.getString(2)), rs.getLong(3)));
       }
@@ -89,6 +103,7 @@ final class MonitorQueries {
     SortedMap<Integer, Long> out = new TreeMap<>();
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT delivery_count, COUNT(*) FROM tether_work_items WHERE status IN ('completed', 'failed')"
+            + " AND status <> 'in_progress'" // the (queue, status, id) index's condition (SQLite)
             + (queue != null ? " AND queue = ?" : "") + " GROUP BY delivery_count")) {
       if (queue != null) {
         ps.setString(1, queue);
@@ -105,8 +120,7 @@ final class MonitorQueries {
   /** Up to {@code limit} failed items of {@code queue}, oldest first, without checkpoints. */
   List<WorkItem> failed(Connection c, String queue, int limit) throws SQLException {
     List<WorkItem> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT * FROM tether_work_items WHERE queue = ? AND status = 'failed' ORDER BY completed_at, id LIMIT ?")) {
+    try (PreparedStatement ps = c.prepareStatement(FAILED)) {
       ps.setString(1, queue);
       ps.setInt(2, limit);
       try (ResultSet rs = ps.executeQuery()) {
@@ -120,6 +134,9 @@ final class MonitorQueries {
 
   /** Items as {@code q} says (filters, order, limit), without checkpoints. */
   List<WorkItem> items(Connection c, ItemQuery q) throws SQLException {
+    if (q.queue() != null && q.status() == null && q.order() == ItemQuery.Order.NEWEST_FIRST) {
+      return queueNewestFirst(c, q);
+    }
     StringBuilder sql = new StringBuilder("SELECT ").append(ITEM_COLUMNS).append(" FROM tether_work_items");
     List<String> where = new ArrayList<>(2);
     if (q.queue() != null) {
@@ -127,7 +144,10 @@ final class MonitorQueries {
     }
     if (q.status() != null) {
       // a literal with the partial index's condition, as the dashboard's listings (OverviewQueries)
-      where.add(OverviewQueries.statusTerm(q.status()));
+      where.add(statusTerm(q.status()));
+    } else if (q.queue() != null) {
+      // every status, as two conditions each of which an index of the queue's rows holds
+      where.add("(status <> 'in_progress' OR status = 'in_progress')");
     }
     if (!where.isEmpty()) {
       sql.append(" WHERE ").append(String.join(" AND ", where));
@@ -154,14 +174,48 @@ final class MonitorQueries {
         ps.setString(i++, q.queue());
       }
       ps.setInt(i, q.limit());
-      List<WorkItem> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(rows.map(rs, List.of()));
-        }
-      }
-      return out;
+      return list(ps);
     }
+  }
+
+  /**
+   * A queue's newest items of every status: the newest of each status from its index (the
+   * leased rows sorted, see {@link OverviewQueries#statusTerm}), merged, as the dashboard's pages.
+   */
+  private List<WorkItem> queueNewestFirst(Connection c, ItemQuery q) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(queueNewestFirstSql())) {
+      int i = 1;
+      for (int alias = 0; alias < STATUSES.length; alias++) {
+        ps.setString(i++, q.queue());
+        ps.setInt(i++, q.limit());
+      }
+      ps.setInt(i, q.limit());
+      return list(ps);
+    }
+  }
+
+  /** {@link #queueNewestFirst}'s statement. Parameters: (queue, limit) per status, then the limit. */
+  static String queueNewestFirstSql() {
+    StringBuilder sql = new StringBuilder("SELECT * FROM (");
+    for (int alias = 0; alias < STATUSES.length; alias++) {
+      sql.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(ITEM_COLUMNS)
+          .append(" FROM tether_work_items WHERE queue = ? AND ").append(statusTerm(STATUSES[alias]))
+          .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC LIMIT ?) b" : " ORDER BY id DESC LIMIT ?) b")
+          .append(alias);
+    }
+    return sql.append(") u ORDER BY id DESC LIMIT ?").toString();
+  }
+
+  private static final WorkStatus[] STATUSES = WorkStatus.values();
+
+  private List<WorkItem> list(PreparedStatement ps) throws SQLException {
+    List<WorkItem> out = new ArrayList<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.add(rows.map(rs, List.of()));
+      }
+    }
+    return out;
   }
 
   /** How many items of {@code queue} are pending, due or not. */

@@ -207,12 +207,15 @@ public final class OverviewQueries {
       return out;
     }
     StringBuilder sql = new StringBuilder();
+    // the limit as a literal: with a parameter PostgreSQL's generic plan would assume a tenth of
+    // the rows and never be chosen, so the statement would be planned at every poll
+    long capLimit = (long) cap + 1;
     for (int row = 0; row < queues.size(); row++) {
       sql.append(row == 0 ? "SELECT " : " UNION ALL SELECT ").append(row).append(" AS k");
       for (int alias = 0; alias < STATUSES.length; alias++) {
         sql.append(", (SELECT COUNT(*) FROM (SELECT 1 FROM tether_work_items WHERE ")
             .append(queues.get(row) != null ? "queue = ? AND " : "").append(statusTerm(STATUSES[alias]))
-            .append(" LIMIT ?) c").append(alias).append(")");
+            .append(" LIMIT ").append(capLimit).append(") c").append(alias).append(")");
       }
     }
     try (PreparedStatement ps = c.prepareStatement(sql.toString())) { // reusedPlan
@@ -222,7 +225,6 @@ public final class OverviewQueries {
           if (queue != null) {
             ps.setString(p++, queue);
           }
-          ps.setInt(p++, cap + 1);
         }
         out.add(null);
       }
@@ -351,11 +353,14 @@ public final class OverviewQueries {
    */
   static String window(ItemPageRequest r, int n, String columns) {
     String before = r.beforeId() != null ? " AND id < ?" : "";
+    // in progress: +id, so that the keyset bound is no range of the primary key either (SQLite)
+    String beforeLeased = r.beforeId() != null ? " AND +id < ?" : "";
     if (r.queue() != null && r.status() == null) {
       StringBuilder sb = new StringBuilder("SELECT * FROM (");
       for (int alias = 0; alias < STATUSES.length; alias++) {
         sb.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(columns)
-            .append(" FROM tether_work_items WHERE queue = ? AND ").append(statusTerm(STATUSES[alias])).append(before)
+            .append(" FROM tether_work_items WHERE queue = ? AND ").append(statusTerm(STATUSES[alias]))
+            .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? beforeLeased : before)
             .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC LIMIT ?) b" : " ORDER BY id DESC LIMIT ?) b")
             .append(alias);
       }
@@ -369,7 +374,7 @@ public final class OverviewQueries {
       where.add(statusTerm(r.status()));
     }
     if (r.beforeId() != null) {
-      where.add("id < ?");
+      where.add(r.status() == WorkStatus.IN_PROGRESS ? "+id < ?" : "id < ?");
     }
     return "SELECT " + columns + " FROM tether_work_items"
         + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where))

@@ -24,27 +24,42 @@ final class Purges {
     try (PreparedStatement ps =
         c.prepareStatement(
             "DELETE FROM tether_work_item_checkpoints WHERE item_id IN (SELECT id FROM tether_work_items"
-                + " WHERE status = 'completed' AND completed_at < ?)")) {
+                + " WHERE status = 'completed' AND status <> 'in_progress' AND completed_at < ?)")) {
       engine.setInstant(ps, 1, before);
       ps.executeUpdate();
     }
-    try (PreparedStatement ps =
-        c.prepareStatement("DELETE FROM tether_work_items WHERE status = 'completed' AND completed_at < ?")) {
+    try (PreparedStatement ps = c.prepareStatement(DELETE_COMPLETED)) {
       engine.setInstant(ps, 1, before);
       return ps.executeUpdate();
     }
   }
 
+  /**
+   * Pending or in progress, as two conditions each of which an index holds (schema 9): the pending
+   * rows' {@code (queue, status, id)} and the leased rows' {@code (queue, lease_expires_at)}.
+   */
+  private static final String UNFINISHED =
+      "((status = 'pending' AND status <> 'in_progress') OR status = 'in_progress')";
+
+  /** A queue's pending and in-progress items. Parameter: the queue. */
+  static final String DELETE_UNFINISHED = "DELETE FROM tether_work_items WHERE queue = ? AND " + UNFINISHED;
+
+  /**
+   * Completed items finished before an instant, with the {@code (status, id)} index's condition
+   * word for word (SQLite). Parameter: the instant.
+   */
+  static final String DELETE_COMPLETED =
+      "DELETE FROM tether_work_items WHERE status = 'completed' AND status <> 'in_progress' AND completed_at < ?";
+
   /** Deletes the pending and in-progress items of {@code queue} and their checkpoints; returns how many items. */
   long purgeUnfinished(Connection c, String queue) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
         "DELETE FROM tether_work_item_checkpoints WHERE item_id IN (SELECT id FROM tether_work_items"
-            + " WHERE queue = ? AND status IN ('pending', 'in_progress'))")) {
+            + " WHERE queue = ? AND " + UNFINISHED + ")")) {
       ps.setString(1, queue);
       ps.executeUpdate();
     }
-    try (PreparedStatement ps = c.prepareStatement(
-        "DELETE FROM tether_work_items WHERE queue = ? AND status IN ('pending', 'in_progress')")) {
+    try (PreparedStatement ps = c.prepareStatement(DELETE_UNFINISHED)) {
       ps.setString(1, queue);
       return ps.executeUpdate();
     }

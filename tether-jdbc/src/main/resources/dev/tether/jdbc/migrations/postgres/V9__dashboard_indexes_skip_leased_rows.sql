@@ -2,7 +2,8 @@
 -- index over the row whose condition the new row meets, so with these indexes over every row each
 -- acquisition wrote two entries into them that the completion soon made dead. In-progress items
 -- are counted and listed from the leased indexes instead (they hold as many rows as leases are
--- held). The migration reads the table once per index to build it, holding off writes meanwhile.
+-- held). The migration reads the table once per index to build it; meanwhile the items table is
+-- locked (PostgreSQL: reads too, as DROP INDEX takes an exclusive lock).
 DROP INDEX tether_work_items_status_id;
 CREATE INDEX tether_work_items_status_id ON tether_work_items (status, id)
   WHERE status <> 'in_progress';
