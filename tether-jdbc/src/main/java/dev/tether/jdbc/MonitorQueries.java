@@ -98,13 +98,19 @@ final class MonitorQueries {
     return out;
   }
 
+  /**
+   * {@link #retryDistribution}'s statement, with the {@code (queue, status, id)} index's condition
+   * word for word (SQLite). Parameter: the queue when {@code byQueue}.
+   */
+  static String retryDistributionSql(boolean byQueue) {
+    return "SELECT delivery_count, COUNT(*) FROM tether_work_items WHERE status IN ('completed', 'failed')"
+        + " AND status <> 'in_progress'" + (byQueue ? " AND queue = ?" : "") + " GROUP BY delivery_count";
+  }
+
   /** How many finished items of {@code queue} (null: every queue) took each number of deliveries. */
   SortedMap<Integer, Long> retryDistribution(Connection c, String queue) throws SQLException {
     SortedMap<Integer, Long> out = new TreeMap<>();
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT delivery_count, COUNT(*) FROM tether_work_items WHERE status IN ('completed', 'failed')"
-            + " AND status <> 'in_progress'" // the (queue, status, id) index's condition (SQLite)
-            + (queue != null ? " AND queue = ?" : "") + " GROUP BY delivery_count")) {
+    try (PreparedStatement ps = c.prepareStatement(retryDistributionSql(queue != null))) {
       if (queue != null) {
         ps.setString(1, queue);
       }
