@@ -186,7 +186,7 @@ final class MonitorQueries {
 
   /**
    * A queue's newest items of every status: the newest of each status from its index (the
-   * leased rows sorted, see {@link OverviewQueries#statusTerm}), merged, as the dashboard's pages.
+   * leased rows sorted), merged, as the dashboard's pages ({@link OverviewQueries#newestOfEachStatus}).
    */
   private List<WorkItem> queueNewestFirst(Connection c, ItemQuery q) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(queueNewestFirstSql())) {
@@ -202,14 +202,7 @@ final class MonitorQueries {
 
   /** {@link #queueNewestFirst}'s statement. Parameters: (queue, limit) per status, then the limit. */
   static String queueNewestFirstSql() {
-    StringBuilder sql = new StringBuilder("SELECT * FROM (");
-    for (int alias = 0; alias < STATUSES.length; alias++) {
-      sql.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(ITEM_COLUMNS)
-          .append(" FROM tether_work_items WHERE queue = ? AND ").append(statusTerm(STATUSES[alias]))
-          .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC LIMIT ?) b" : " ORDER BY id DESC LIMIT ?) b")
-          .append(alias);
-    }
-    return sql.append(") u ORDER BY id DESC LIMIT ?").toString();
+    return OverviewQueries.newestOfEachStatus(ITEM_COLUMNS, false);
   }
 
   private static final WorkStatus[] STATUSES = WorkStatus.values();

@@ -352,19 +352,8 @@ public final class OverviewQueries {
    * backwards past every newer item to find them.
    */
   static String window(ItemPageRequest r, int n, String columns) {
-    String before = r.beforeId() != null ? " AND id < ?" : "";
-    // in progress: +id, so that the keyset bound is no range of the primary key either (SQLite)
-    String beforeLeased = r.beforeId() != null ? " AND +id < ?" : "";
     if (r.queue() != null && r.status() == null) {
-      StringBuilder sb = new StringBuilder("SELECT * FROM (");
-      for (int alias = 0; alias < STATUSES.length; alias++) {
-        sb.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(columns)
-            .append(" FROM tether_work_items WHERE queue = ? AND ").append(statusTerm(STATUSES[alias]))
-            .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? beforeLeased : before)
-            .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC LIMIT ?) b" : " ORDER BY id DESC LIMIT ?) b")
-            .append(alias);
-      }
-      return sb.append(") u ORDER BY id DESC LIMIT ?").toString();
+      return newestOfEachStatus(columns, r.beforeId() != null);
     }
     List<String> where = new ArrayList<>();
     if (r.queue() != null) {
@@ -379,6 +368,26 @@ public final class OverviewQueries {
     return "SELECT " + columns + " FROM tether_work_items"
         + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where))
         + (r.status() == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC LIMIT ?" : " ORDER BY id DESC LIMIT ?");
+  }
+
+  /**
+   * The {@code columns} of a queue's newest items of every status: the newest of each status from
+   * its index, merged. Parameters: per status the queue, the keyset bound when {@code keyset}, and
+   * the limit; then the limit. Also {@link QueueMonitor#items}' for a queue of every status.
+   */
+  static String newestOfEachStatus(String columns, boolean keyset) {
+    String before = keyset ? " AND id < ?" : "";
+    // in progress: +id, so that the keyset bound is no range of the primary key either (SQLite)
+    String beforeLeased = keyset ? " AND +id < ?" : "";
+    StringBuilder sb = new StringBuilder("SELECT * FROM (");
+    for (int alias = 0; alias < STATUSES.length; alias++) {
+      sb.append(alias == 0 ? "" : " UNION ALL ").append("SELECT * FROM (SELECT ").append(columns)
+          .append(" FROM tether_work_items WHERE queue = ? AND ").append(statusTerm(STATUSES[alias]))
+          .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? beforeLeased : before)
+          .append(STATUSES[alias] == WorkStatus.IN_PROGRESS ? " ORDER BY +id DESC LIMIT ?) b" : " ORDER BY id DESC LIMIT ?) b")
+          .append(alias);
+    }
+    return sb.append(") u ORDER BY id DESC LIMIT ?").toString();
   }
 
   static int bindWindow(PreparedStatement ps, int p, ItemPageRequest r, int n) throws SQLException {

@@ -24,7 +24,7 @@ final class Purges {
     try (PreparedStatement ps =
         c.prepareStatement(
             "DELETE FROM tether_work_item_checkpoints WHERE item_id IN (SELECT id FROM tether_work_items"
-                + " WHERE status = 'completed' AND status <> 'in_progress' AND completed_at < ?)")) {
+                + " WHERE " + COMPLETED_BEFORE + ")")) {
       engine.setInstant(ps, 1, before);
       ps.executeUpdate();
     }
@@ -45,11 +45,14 @@ final class Purges {
   static final String DELETE_UNFINISHED = "DELETE FROM tether_work_items WHERE queue = ? AND " + UNFINISHED;
 
   /**
-   * Completed items finished before an instant, with the {@code (status, id)} index's condition
-   * word for word (SQLite). Parameter: the instant.
+   * Completed and finished before an instant, with the {@code (status, id)} index's condition word
+   * for word (SQLite). Parameter: the instant.
    */
-  static final String DELETE_COMPLETED =
-      "DELETE FROM tether_work_items WHERE status = 'completed' AND status <> 'in_progress' AND completed_at < ?";
+  private static final String COMPLETED_BEFORE =
+      "status = 'completed' AND status <> 'in_progress' AND completed_at < ?";
+
+  /** Completed items finished before an instant. Parameter: the instant. */
+  static final String DELETE_COMPLETED = "DELETE FROM tether_work_items WHERE " + COMPLETED_BEFORE;
 
   /** Deletes the pending and in-progress items of {@code queue} and their checkpoints; returns how many items. */
   long purgeUnfinished(Connection c, String queue) throws SQLException {
