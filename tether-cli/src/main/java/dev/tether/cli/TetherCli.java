@@ -9,6 +9,8 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Properties;
@@ -123,6 +125,17 @@ public final class TetherCli implements Runnable {
             return Durations.parse(text);
           } catch (IllegalArgumentException e) {
             throw new CommandLine.TypeConversionException(e.getMessage());
+          }
+        });
+    // picocli's own conversion puts the JDK's exception name in its message
+    cl.registerConverter(
+        Path.class,
+        text -> {
+          try {
+            return Path.of(text);
+          } catch (InvalidPathException e) {
+            throw new CommandLine.TypeConversionException(
+                "'" + text + "' is not a path this system can name");
           }
         });
     return cl;

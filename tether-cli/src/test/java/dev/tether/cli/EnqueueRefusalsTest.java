@@ -83,6 +83,18 @@ class EnqueueRefusalsTest {
   }
 
   @Test
+  void aPathNoFileSystemCanNameIsAUsageErrorOfOneLine() {
+    // a lone surrogate cannot be encoded in any charset: Path.of throws InvalidPathException
+    assertRefused(withDb("enqueue", "--file", "\ud800"), 2,
+        "Invalid value for option '--file': '\\ud800' is not a path this system can name");
+    assertRefused(withDb("ls", "--db-password-file", "x\ud800y"), 2,
+        "Invalid value for option '--db-password-file': 'x\\ud800y' is not a path this system can name");
+    assertRefused(tether("enqueue", "--db", "\ud800", "--", "true"), 1,
+        "--db '\\ud800' is not a path this system can name");
+    assertThat(items()).isZero();
+  }
+
+  @Test
   void theSameKeyWithAnotherCommandIsAFailureNamingTheExistingItem() {
     assertThat(withDb("enqueue", "--key", "k1", "--", "echo", "one").out().strip()).isEqualTo("1");
     assertThat(withDb("enqueue", "--key", "k1", "--", "echo", "one").out().strip()).isEqualTo("1");

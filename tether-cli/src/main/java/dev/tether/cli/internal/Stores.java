@@ -4,6 +4,7 @@ import dev.tether.QueueName;
 import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.TetherStoreConfig;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -114,7 +115,14 @@ public final class Stores {
     if (file.startsWith("file:")) {
       file = file.substring("file:".length());
     }
-    return file.isEmpty() || file.equals(":memory:") ? Optional.empty() : Optional.of(Path.of(file));
+    if (file.isEmpty() || file.equals(":memory:")) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(Path.of(file));
+    } catch (InvalidPathException e) {
+      throw new BadStoreException("--db '" + file + "' is not a path this system can name", e);
+    }
   }
 
   /**
@@ -233,7 +241,12 @@ public final class Stores {
     StringBuilder b = new StringBuilder(line.length());
     for (int i = 0; i < line.length(); i++) {
       char c = line.charAt(i);
-      if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
+      boolean paired = Character.isHighSurrogate(c) && i + 1 < line.length()
+          && Character.isLowSurrogate(line.charAt(i + 1));
+      if (paired) {
+        b.append(c).append(line.charAt(++i));
+      } else if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || Character.isSurrogate(c)) {
+        // a lone surrogate would reach the terminal as '?': show which it was
         b.append(String.format("\\u%04x", (int) c));
       } else {
         b.append(c);
