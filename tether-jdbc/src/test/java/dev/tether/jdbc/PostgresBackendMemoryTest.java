@@ -1,0 +1,94 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The server process behind a store's connection keeps the memory a group statement frees
+ * ({@link TetherStoreConfig.Builder#retainBackendMemory}): counted as the process's minor page
+ * faults per group of eight single enqueues, read from {@code /proc} (the test's PostgreSQL runs
+ * on this host). Without the request, a glibc server shrinks its heap after each group and
+ * faults it back in at the next: dozens of faults per statement.
+ */
+class PostgresBackendMemoryTest {
+  private static final int GROUPS = 200;
+
+  private TestDatabase db;
+
+  @BeforeEach
+  void database() {
+    db = TestDatabase.postgres();
+  }
+
+  @AfterEach
+  void dropDatabase() {
+    db.close();
+  }
+
+  /** Minor page faults per group statement of the one server process behind the store's pool. */
+  private double faultsPerGroup(boolean retain) throws Exception {
+    TetherStoreConfig config =
+        TetherStoreConfig.builder().maximumPoolSize(1).retainBackendMemory(retain).build();
+    try (TetherStore store = db.open(config)) {
+      PostgresEngine engine = (PostgresEngine) store.storeEngine();
+      int pid = store.read("the server process", c -> {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+          rs.next();
+          return rs.getInt(1);
+        }
+      });
+      Path stat = Path.of("/proc/" + pid + "/stat");
+      assumeTrue(Files.exists(stat) && Files.readString(Path.of("/proc/" + pid + "/cmdline")).contains("postgres"),
+          "the test's PostgreSQL (TETHER_TEST_PG_URL) runs on another host: its process " + pid
+              + " cannot be observed from here");
+      writeGroups(store, engine, 20); // the statement prepared and planned, the table's first pages
+      long before = minorFaults(stat);
+      writeGroups(store, engine, GROUPS);
+      long after = minorFaults(stat);
+      assertThat(engine.retainingConnections()).isEqualTo(retain ? 1 : 0);
+      return (after - before) / (double) GROUPS;
+    }
+  }
+
+  private static void writeGroups(TetherStore store, PostgresEngine engine, int groups) {
+    for (int g = 0; g < groups; g++) {
+      List<EnqueueGroups.Pending> members = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        members.add(new EnqueueGroups.Pending(store, NewWorkItem.of("q", "x"), null));
+      }
+      engine.enqueueGroups().submitAll(members);
+      for (EnqueueGroups.Pending m : members) {
+        assertThat(m.result()).isPositive();
+      }
+    }
+  }
+
+  /** Field 10 of {@code /proc/PID/stat}, after the command name (which may hold spaces). */
+  private static long minorFaults(Path stat) throws IOException {
+    String s = Files.readString(stat);
+    String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+    return Long.parseLong(f[7]);
+  }
+
+  @Test
+  void aGroupStatementNoLongerShrinksAndRegrowsTheServerProcesssHeap() throws Exception {
+    double without = faultsPerGroup(false);
+    double with = faultsPerGroup(true);
+    System.out.printf("FIGURE minor page faults of the server process per group of 8 enqueues:"
+        + " %.1f without, %.1f with retainBackendMemory%n", without, with);
+    assumeTrue(without >= 3, "this server's C library does not return the freed heap after each"
+        + " statement (" + without + " faults per group without the request): nothing to show");
+    assertThat(with).isLessThan(without / 4);
+  }
+}
