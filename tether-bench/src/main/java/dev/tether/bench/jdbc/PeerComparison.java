@@ -63,8 +63,10 @@ import org.sqlite.SQLiteDataSource;
  * 2) unreported rounds of every contender at full size; {@code -Dpeer.only=enqueue} runs only the
  * single-enqueue columns, and {@code -Dpeer.contender=tether} (or {@code db-scheduler}) runs that
  * contender alone (no ratios), for measuring the processes' CPU per item from outside; {@code
- * -Dpeer.singleItems=N} sets the items of enq1/s and enq1x8/s (default the smaller of {@code items}
- * and 2,000: a fraction of a second, too short for steady CPU figures), {@code -Dpeer.producers=N}
+ * -Dpeer.singleItems=N} sets the items of enq1/s and enq1x8/s (default 10,000: a second or more
+ * per contender; with 2,000, a fifth of a second, the JIT had not finished compiling Tether's
+ * group path in some first reported rounds, which then spent 3 to 5 times the steady JVM CPU per
+ * item), {@code -Dpeer.producers=N}
  * the producer threads of enq1x8/s (default 8), and {@code -Dpeer.noListener=true} leaves
  * Tether's enqueues without a listening store (no wake-ups sent).
  * PostgreSQL from {@code TETHER_TEST_PG_URL} (default
@@ -123,14 +125,10 @@ public final class PeerComparison {
    */
   static final boolean ENQUEUE_ONLY = "enqueue".equals(System.getProperty("peer.only"));
   /**
-   * {@code -Dpeer.singleItems=N}: items of the enq1/s and enq1x8/s columns (default the smaller of
-   * the run's items and 2,000); more make the CPU columns steadier.
+   * {@code -Dpeer.singleItems=N}: items of the enq1/s and enq1x8/s columns (default 10,000,
+   * whatever the run's items).
    */
-  private static final Integer SINGLE_ITEMS = Integer.getInteger("peer.singleItems");
-
-  private static int singleItems(int items) {
-    return SINGLE_ITEMS != null ? SINGLE_ITEMS : Math.min(items, 2000);
-  }
+  private static final int SINGLE_ITEMS = Integer.getInteger("peer.singleItems", 10_000);
 
   /** One backend: how to get a fresh database for one run. */
   private enum Backend {
@@ -425,7 +423,7 @@ public final class PeerComparison {
     try (Db db = new Db(b); TetherStore store = TetherStore.open(db.url, db.tetherConfig(optimized));
         Listening listening = optimized && !b.sqlite() && !NO_LISTENER ? listeningProcess(db.url, "single", "single-x8") : null) {
       LeaseManager producer = new LeaseManager(store, "producer");
-      int single = singleItems(items);
+      int single = SINGLE_ITEMS;
       long t0 = System.nanoTime();
       for (int i = 0; i < single; i++) {
         producer.enqueue(NewWorkItem.of("single", "noop"));
@@ -873,7 +871,7 @@ public final class PeerComparison {
       });
       SchedulerClient client = client(ds, noop, b);
 
-      int single = singleItems(items);
+      int single = SINGLE_ITEMS;
       long t0 = System.nanoTime();
       for (int i = 0; i < single; i++) {
         client.schedule(noop.instance("s" + i), Instant.now().plus(Duration.ofDays(365)));
