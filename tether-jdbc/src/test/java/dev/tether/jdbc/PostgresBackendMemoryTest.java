@@ -57,6 +57,9 @@ class PostgresBackendMemoryTest {
       writeGroups(store, engine, GROUPS);
       long after = minorFaults(stat);
       assertThat(engine.retainingConnections()).isEqualTo(retain ? 1 : 0);
+      System.out.printf("FIGURE server process %s retainBackendMemory: %s%n", retain ? "with" : "without",
+          Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream()
+              .filter(l -> l.startsWith("VmRSS") || l.startsWith("VmData")).toList());
       return (after - before) / (double) GROUPS;
     }
   }
