@@ -134,8 +134,9 @@ public final class TetherCli implements Runnable {
           try {
             return Path.of(text);
           } catch (InvalidPathException e) {
-            throw new CommandLine.TypeConversionException(
-                "'" + text + "' is not a path this system can name");
+            throw new CommandLine.TypeConversionException("'"
+                + text.replace("\n", "\\n").replace("\r", "\\r")
+                + "' is not a path this system can name");
           }
         });
     return cl;

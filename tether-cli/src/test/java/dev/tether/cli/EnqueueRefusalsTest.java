@@ -91,6 +91,7 @@ class EnqueueRefusalsTest {
         "Invalid value for option '--db-password-file': 'x\\ud800y' is not a path this system can name");
     assertRefused(tether("enqueue", "--db", "\ud800", "--", "true"), 1,
         "--db '\\ud800' is not a path this system can name");
+    assertRefused(withDb("enqueue", "--file", "a\n\ud800"), 2, "'a\\n\\ud800' is not a path");
     assertThat(items()).isZero();
   }
 

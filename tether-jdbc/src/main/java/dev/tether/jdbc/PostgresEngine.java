@@ -19,6 +19,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.WeakHashMap;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -163,7 +165,7 @@ final class PostgresEngine implements StoreEngine {
    * Allocates and frees 1 MB in the server process: glibc's malloc, seeing a chunk that large
    * freed, raises the process's thresholds (mmap to 1 MB, heap trim to 2 MB) for its lifetime,
    * so that the heap is no longer shrunk and regrown around each group statement. Constant
-   * folding evaluates it while planning; it reads nothing and writes nothing.
+   * folding evaluates it while planning; it reads no table and writes nothing.
    */
   static final String RETAIN_BACKEND_MEMORY = "SELECT length(repeat('x', 1048576))";
 
@@ -175,27 +177,37 @@ final class PostgresEngine implements StoreEngine {
 
   /**
    * On a connection's first borrow, asks its server process to retain memory ({@link
-   * TetherStoreConfig.Builder#retainBackendMemory}). A connection that cannot be told apart
-   * from the next (no PostgreSQL connection behind the pool's wrapper) is left alone, so that
-   * the statement is not run at every borrow.
+   * TetherStoreConfig.Builder#retainBackendMemory}). Only on a connection with no transaction
+   * open (a caller's pool that does not auto-commit may leave its own setup, a {@code
+   * search_path} or a role, in one): there the request waits for a later borrow, since the
+   * rollback that ends the request's own transaction would undo it. A connection that cannot be
+   * told apart from the next (no PostgreSQL connection behind the pool's wrapper) is left alone,
+   * so that the statement is not run at every borrow. The request is an optimization: when it
+   * fails, the connection is used as it is and not asked again.
    */
   @Override
   public void prepare(Connection c) throws SQLException {
-    if (!config.retainBackendMemory() || !c.isWrapperFor(org.postgresql.PGConnection.class)) {
+    if (!config.retainBackendMemory() || !c.isWrapperFor(BaseConnection.class)) {
       return;
     }
-    Object physical = c.unwrap(org.postgresql.PGConnection.class);
+    BaseConnection physical = c.unwrap(BaseConnection.class);
     synchronized (retaining) {
       if (retaining.containsKey(physical)) {
         return;
       }
     }
+    if (physical.getTransactionState() != TransactionState.IDLE) {
+      return;
+    }
     boolean autoCommit = c.getAutoCommit();
     try (Statement st = c.createStatement()) {
       st.execute(RETAIN_BACKEND_MEMORY);
-    }
-    if (!autoCommit) {
-      c.rollback(); // leaves no transaction open behind a caller's pool that does not auto-commit
+    } catch (SQLException e) {
+      LOG.debug("Could not ask a server process to retain memory; using the connection as it is", e);
+    } finally {
+      if (!autoCommit) {
+        c.rollback(); // ends the transaction the request opened, and only that one
+      }
     }
     synchronized (retaining) {
       retaining.put(physical, Boolean.TRUE);

@@ -653,7 +653,7 @@ public final class TetherStore implements AutoCloseable {
       if (switchedSchema != null) {
         return SchemaSwitch.borrowed(c, engine, switchedSchema);
       }
-    } catch (SQLException e) {
+    } catch (SQLException | RuntimeException e) {
       c.close();
       throw e;
     }

@@ -121,7 +121,8 @@ public final class Stores {
     try {
       return Optional.of(Path.of(file));
     } catch (InvalidPathException e) {
-      throw new BadStoreException("--db '" + file + "' is not a path this system can name", e);
+      throw new BadStoreException("--db '" + file.replace("\n", "\\n").replace("\r", "\\r")
+          + "' is not a path this system can name", e);
     }
   }
 
