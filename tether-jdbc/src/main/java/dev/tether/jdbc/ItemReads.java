@@ -1,5 +1,7 @@
 package dev.tether.jdbc;
 
+import static dev.tether.jdbc.OverviewQueries.statusTerm;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -88,7 +90,7 @@ final class ItemReads {
 
   /** A queue's failed items' ids, oldest first, with the index's condition word for word (SQLite). */
   static final String FAILED_IDS =
-      "SELECT id FROM tether_work_items WHERE queue = ? AND status = 'failed' AND status <> 'in_progress'"
+      "SELECT id FROM tether_work_items WHERE queue = ? AND " + statusTerm(WorkStatus.FAILED)
           + " ORDER BY completed_at, id";
 
   /** The ids of the queue's {@code failed} items, oldest first. */

@@ -51,7 +51,7 @@ final class MonitorQueries {
 
   /** A queue's failed items, oldest first. Parameters: queue, limit. */
   static final String FAILED =
-      "SELECT * FROM tether_work_items WHERE queue = ? AND status = 'failed' AND status <> 'in_progress'"
+      "SELECT * FROM tether_work_items WHERE queue = ? AND " + statusTerm(WorkStatus.FAILED)
           + " ORDER BY completed_at, id LIMIT ?";
 
   /** How many items each queue holds in each status, ordered by queue then status. */

@@ -1,5 +1,7 @@
 package dev.tether.jdbc;
 
+import static dev.tether.jdbc.OverviewQueries.statusTerm;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -39,7 +41,7 @@ final class Purges {
    * rows' {@code (queue, status, id)} and the leased rows' {@code (queue, lease_expires_at)}.
    */
   private static final String UNFINISHED =
-      "((status = 'pending' AND status <> 'in_progress') OR status = 'in_progress')";
+      "((" + statusTerm(WorkStatus.PENDING) + ") OR " + statusTerm(WorkStatus.IN_PROGRESS) + ")";
 
   /** A queue's pending and in-progress items. Parameter: the queue. */
   static final String DELETE_UNFINISHED = "DELETE FROM tether_work_items WHERE queue = ? AND " + UNFINISHED;
@@ -48,8 +50,7 @@ final class Purges {
    * Completed and finished before an instant, with the {@code (status, id)} index's condition word
    * for word (SQLite). Parameter: the instant.
    */
-  private static final String COMPLETED_BEFORE =
-      "status = 'completed' AND status <> 'in_progress' AND completed_at < ?";
+  private static final String COMPLETED_BEFORE = statusTerm(WorkStatus.COMPLETED) + " AND completed_at < ?";
 
   /** Completed items finished before an instant. Parameter: the instant. */
   static final String DELETE_COMPLETED = "DELETE FROM tether_work_items WHERE " + COMPLETED_BEFORE;
