@@ -62,7 +62,8 @@ public class TetherAutoConfiguration {
     TetherProperties.Store s = properties.getStore();
     TetherStoreConfig.Builder b = TetherStoreConfig.builder()
         .migration(TetherStoreConfig.SchemaMigration.parse(s.getMigrate()))
-        .notifications(s.isNotifications());
+        .notifications(s.isNotifications())
+        .retainBackendMemory(s.isRetainBackendMemory());
     if (s.getSchema() != null && !s.getSchema().isBlank()) {
       b.schema(s.getSchema().trim());
     }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.TetherStore;
+import dev.tether.jdbc.TetherStoreConfig;
 import dev.tether.jdbc.WorkStatus;
 import dev.tether.loop.WorkContext;
 import dev.tether.spring.TetherHandler;
@@ -125,6 +126,29 @@ class TetherAutoConfigurationTest {
   }
 
   @Test
+  void theStoresSettingsReachItsConfigurationAndDefaultAsTheLibrarysDo() {
+    runner()
+        .withPropertyValues("tether.store.url=jdbc:sqlite:" + dir.resolve("defaults.db"))
+        .run(context -> {
+          TetherStoreConfig c = context.getBean(TetherStore.class).config();
+          TetherStoreConfig library = TetherStoreConfig.defaults();
+          assertThat(c.notifications()).isEqualTo(library.notifications()).isTrue();
+          assertThat(c.retainBackendMemory()).isEqualTo(library.retainBackendMemory()).isTrue();
+          assertThat(c.maximumPoolSize()).isEqualTo(library.maximumPoolSize());
+        });
+    runner()
+        .withPropertyValues("tether.store.url=jdbc:sqlite:" + dir.resolve("set.db"),
+            "tether.store.notifications=false", "tether.store.retain-backend-memory=false",
+            "tether.store.pool-size=3")
+        .run(context -> {
+          TetherStoreConfig c = context.getBean(TetherStore.class).config();
+          assertThat(c.notifications()).isFalse();
+          assertThat(c.retainBackendMemory()).isFalse();
+          assertThat(c.maximumPoolSize()).isEqualTo(3);
+        });
+  }
+
+  @Test
   void aStoreUrlWinsOverTheApplicationsDataSourceAndThenRefusesToJoinItsTransactions() {
     withDataSource()
         .withPropertyValues("tether.store.url=jdbc:sqlite:" + dir.resolve("own.db"))
@@ -221,7 +245,8 @@ class TetherAutoConfigurationTest {
       assertThat(json).contains("\"tether.store.url\"", "\"tether.store.schema\"", "\"tether.store.migrate\"",
           "\"tether.worker.shutdown-timeout\"", "\"tether.handler-defaults.visibility\"",
           "\"tether.health-server.enabled\"", "\"tether.worker.watchdog.threshold\"",
-          "\"tether.metrics.queue-depth\"", "\"value\": \"validate\"");
+          "\"tether.metrics.queue-depth\"", "\"tether.store.retain-backend-memory\"",
+          "\"value\": \"validate\"");
     }
   }
 }
