@@ -59,8 +59,33 @@ class PostgresLeaseClockIT {
       if (p != null && p.process.isAlive()) {
         JarRunner.kill9(p);
       }
+      if (p != null) {
+        p.process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
+      }
     }
+    removeDeadProcessesFaketimeSegments();
     schema.close();
+  }
+
+  /**
+   * libfaketime makes a shared-memory segment and a semaphore for each process it is preloaded in
+   * (the skewed worker and its commands) and removes them only on a normal exit: a killed
+   * process's would stay in /dev/shm. Those of processes no longer alive go.
+   */
+  private static void removeDeadProcessesFaketimeSegments() throws java.io.IOException {
+    Pattern name = Pattern.compile("(?:faketime_shm_|sem\\.faketime_sem_)(\\d+)");
+    Path shm = Path.of("/dev/shm");
+    if (!Files.isDirectory(shm)) {
+      return;
+    }
+    try (var files = Files.list(shm)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        Matcher m = name.matcher(f.getFileName().toString());
+        if (m.matches() && ProcessHandle.of(Long.parseLong(m.group(1))).isEmpty()) {
+          Files.deleteIfExists(f);
+        }
+      }
+    }
   }
 
   private void track(JarRunner.Proc... p) {
