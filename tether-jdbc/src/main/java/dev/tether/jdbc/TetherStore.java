@@ -3,6 +3,7 @@ package dev.tether.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -200,10 +201,74 @@ public final class TetherStore implements AutoCloseable {
     StoreEngine engine;
     try (Connection c = dataSource.getConnection()) {
       engine = StoreEngine.forConnection(c, config);
+      if (engine.kind() == Engine.POSTGRESQL) {
+        TetherStoreConfig adopted = adoptPoolSchema(dataSource, c, config);
+        if (adopted != config) {
+          config = adopted;
+          engine = StoreEngine.forConnection(c, config);
+        }
+      }
     } catch (SQLException e) {
       throw StoreErrors.translateBeforeDetection("opening the caller's data source", e);
     }
     return init(dataSource, null, engine, config, "caller DataSource " + dataSource.getClass().getName());
+  }
+
+  /**
+   * {@code config} with the schema of a caller's HikariCP pool that does not auto-commit, when
+   * {@code config} names none; else {@code config} itself. Such a pool sets its schema on each new
+   * connection with a {@code SET} inside the transaction its auto-commit setting leaves open, and
+   * the first rollback on that connection undoes it: the store's tables would be created, and its
+   * statements run, in whatever {@code search_path} the server gives (usually {@code public}).
+   * Given as the store's schema, it is set on every connection the store borrows instead. When
+   * Tether's tables are in the connection's schema without the pool's setting and not in the
+   * pool's (a store ran there before this rule, and its items would be stranded by a move), that
+   * schema is the store's, with a warning.
+   *
+   * @param c a connection of {@code dataSource}, for looking up where Tether's tables are
+   */
+  static TetherStoreConfig adoptPoolSchema(DataSource dataSource, Connection c, TetherStoreConfig config)
+      throws SQLException {
+    if (config.schema().isPresent()) {
+      return config;
+    }
+    HikariDataSource pool;
+    try {
+      if (dataSource instanceof HikariDataSource) {
+        pool = (HikariDataSource) dataSource;
+      } else if (dataSource.isWrapperFor(HikariDataSource.class)) {
+        pool = dataSource.unwrap(HikariDataSource.class);
+      } else {
+        return config;
+      }
+    } catch (SQLException e) {
+      return config; // a wrapper that cannot say: nothing to adopt
+    }
+    String schema = pool.getSchema();
+    if (schema == null || schema.isBlank() || pool.isAutoCommit()) {
+      return config;
+    }
+    String before = defaultSchema(c);
+    String use = schema;
+    if (before != null && !before.equals(schema) && hasTetherTables(c, before) && !hasTetherTables(c, schema)) {
+      // a store ran here before this rule: its tables and items stay where they are
+      LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
+          + " it; Tether's tables are in '{}' (the connection's schema without that setting) and not in"
+          + " '{}', so Tether keeps them there: set TetherStoreConfig.schema, or currentSchema in the"
+          + " pool's URL, to choose", schema, before, schema);
+      use = before;
+    }
+    try {
+      TetherStoreConfig adopted = config.withSchema(use);
+      LOG.info("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback"
+          + " undoes it: Tether keeps its tables in '{}' and sets it on each connection it borrows", schema, use);
+      return adopted;
+    } catch (IllegalArgumentException e) {
+      LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
+          + " it, and Tether cannot name '{}' as its schema ({}): set TetherStoreConfig.schema, or"
+          + " currentSchema in the pool's URL", schema, use, e.getMessage());
+      return config;
+    }
   }
 
   private static TetherStore init(
@@ -381,6 +446,58 @@ public final class TetherStore implements AutoCloseable {
   /** Records the delivery budget and capacity of a mailbox's queue, for replies sent to it. */
   void registerQueue(String queue, int maxAttempts, int capacity) {
     queueSettings.put(queue, new QueueSettings(maxAttempts, capacity));
+  }
+
+  /**
+   * The schema a connection's tables would be created in without any {@code SET} of its session:
+   * the first existing schema of its default {@code search_path} ({@code $user} being the current
+   * user), or null.
+   */
+  private static String defaultSchema(Connection c) throws SQLException {
+    String path;
+    String user;
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT (SELECT reset_val FROM pg_settings WHERE name = 'search_path'),"
+            + " current_user")) {
+      rs.next();
+      path = rs.getString(1);
+      user = rs.getString(2);
+    }
+    if (path == null) {
+      return null;
+    }
+    for (String part : path.split(",")) {
+      String name = part.trim();
+      if (name.length() >= 2 && name.startsWith("\"") && name.endsWith("\"")) {
+        name = name.substring(1, name.length() - 1).replace("\"\"", "\"");
+      }
+      if (name.equals("$user")) {
+        name = user;
+      }
+      if (name.isEmpty()) {
+        continue;
+      }
+      try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = ?")) {
+        ps.setString(1, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            return name;
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Whether {@code schema} holds Tether's tables (its schema version table). */
+  private static boolean hasTetherTables(Connection c, String schema) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_class t JOIN pg_namespace n"
+        + " ON n.oid = t.relnamespace WHERE n.nspname = ? AND t.relname = 'tether_schema_version'")) {
+      ps.setString(1, schema);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
   }
 
   /** Returns the settings registered for {@code queue}. */

@@ -215,6 +215,21 @@ public final class TetherStoreConfig {
     return retainBackendMemory;
   }
 
+  /** This configuration with {@code name} as its schema, every other setting kept. */
+  TetherStoreConfig withSchema(String name) {
+    Builder b = new Builder();
+    b.clock = clock;
+    b.migration = migration;
+    b.busyTimeout = busyTimeout;
+    b.sqliteSynchronous = sqliteSynchronous;
+    b.maximumPoolSize = maximumPoolSize;
+    b.connectionTimeout = connectionTimeout;
+    b.groupCommit = groupCommit;
+    b.notifications = notifications;
+    b.retainBackendMemory = retainBackendMemory;
+    return b.schema(name).build();
+  }
+
   @Override
   public String toString() {
     return "TetherStoreConfig[clock="

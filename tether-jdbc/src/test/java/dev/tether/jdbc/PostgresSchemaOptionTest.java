@@ -56,6 +56,59 @@ class PostgresSchemaOptionTest {
   }
 
   @Test
+  void aCallersPoolThatDoesNotAutoCommitKeepsItsSchemaForTheStoresTables() throws Exception {
+    // HikariCP applies a pool's schema with a SET on each new connection; without auto-commit
+    // that SET sits in an open transaction, and the first rollback on the connection undoes it
+    HikariConfig hc = new HikariConfig();
+    hc.setJdbcUrl(app.baseUrl());
+    hc.setSchema(app.name());
+    hc.setAutoCommit(false);
+    hc.setMaximumPoolSize(2);
+    TetherStoreConfig config = TetherStoreConfig.builder().groupCommit(false).retainBackendMemory(false).build();
+    try (HikariDataSource ds = new HikariDataSource(hc); TetherStore store = TetherStore.open(ds, config)) {
+      // the pool's schema is the store's, every other setting as given
+      assertThat(store.config().schema()).contains(app.name());
+      assertThat(store.config().groupCommit()).isFalse();
+      assertThat(store.config().retainBackendMemory()).isFalse();
+      assertThat(store.config().notifications()).isTrue();
+      LeaseManager leases = new LeaseManager(store, "w");
+      long id = leases.enqueue(NewWorkItem.of("q", "in the pool's schema"));
+      assertThat(leases.acquire("q", Duration.ofMinutes(1))).get().extracting(Lease::itemId).isEqualTo(id);
+      try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT count(*) FROM " + app.name() + ".tether_work_items")) {
+        rs.next();
+        assertThat(rs.getLong(1)).isEqualTo(1);
+        c.rollback();
+      }
+    }
+    assertThat(tablesIn(app.name())).contains("tether_work_items", "tether_schema_version");
+    assertThat(tablesIn("public")).doesNotContain("tether_work_items", "tether_schema_version");
+  }
+
+  @Test
+  void aStoreThatRanBeforeOnSuchAPoolKeepsTheTablesItHasRatherThanStrandingItsItems() throws Exception {
+    long id;
+    try (TetherStore earlier = TetherStore.open(app.url())) { // the tables where an earlier store put them
+      id = new LeaseManager(earlier, "w").enqueue(NewWorkItem.of("q", "from before"));
+    }
+    HikariConfig hc = new HikariConfig();
+    // the connection's own schema, without the pool's setting, is the application's
+    hc.setJdbcUrl(app.baseUrl() + (app.baseUrl().contains("?") ? "&" : "?") + "options=-c%20search_path%3D" + app.name());
+    hc.setSchema(tetherSchema);
+    hc.setAutoCommit(false);
+    hc.setMaximumPoolSize(2);
+    try (Connection c = DriverManager.getConnection(app.baseUrl()); Statement st = c.createStatement()) {
+      st.execute("CREATE SCHEMA " + tetherSchema);
+    }
+    try (HikariDataSource ds = new HikariDataSource(hc); TetherStore store = TetherStore.open(ds)) {
+      assertThat(store.config().schema()).contains(app.name());
+      assertThat(new LeaseManager(store, "w").acquire("q", Duration.ofMinutes(1))).get()
+          .extracting(Lease::itemId).isEqualTo(id);
+    }
+    assertThat(tablesIn(tetherSchema)).isEmpty();
+  }
+
+  @Test
   void theUrlsCurrentSchemaIsCreatedWhenMissing() throws Exception {
     String url = app.baseUrl() + (app.baseUrl().contains("?") ? "&" : "?") + "currentSchema=" + tetherSchema;
     try (TetherStore store = TetherStore.open(url)) {
