@@ -259,7 +259,7 @@ public final class TetherStore implements AutoCloseable {
       use = before;
     }
     try {
-      TetherStoreConfig adopted = config.withSchema(use);
+      TetherStoreConfig adopted = config.toBuilder().schema(use).build();
       LOG.info("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback"
           + " undoes it: Tether keeps its tables in '{}' and sets it on each connection it borrows", schema, use);
       return adopted;

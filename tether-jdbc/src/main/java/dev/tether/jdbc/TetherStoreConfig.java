@@ -215,8 +215,12 @@ public final class TetherStoreConfig {
     return retainBackendMemory;
   }
 
-  /** This configuration with {@code name} as its schema, every other setting kept. */
-  TetherStoreConfig withSchema(String name) {
+  /**
+   * Returns a builder holding this configuration's settings, to change some of them.
+   *
+   * @return a new builder
+   */
+  public Builder toBuilder() {
     Builder b = new Builder();
     b.clock = clock;
     b.migration = migration;
@@ -227,7 +231,8 @@ public final class TetherStoreConfig {
     b.groupCommit = groupCommit;
     b.notifications = notifications;
     b.retainBackendMemory = retainBackendMemory;
-    return b.schema(name).build();
+    b.schema = schema;
+    return b;
   }
 
   @Override
