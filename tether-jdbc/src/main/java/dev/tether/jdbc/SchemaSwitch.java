@@ -64,7 +64,20 @@ final class SchemaSwitch {
    */
   static <T> T within(Connection c, StoreEngine engine, String schema, SqlWork<T> work) throws SQLException {
     String previous = engine.enterSchema(c, schema);
-    T result = work.run(c);
+    T result;
+    try {
+      result = work.run(c);
+    } catch (Throwable t) {
+      // The caller's transaction may go on (a refusal such as a full mailbox leaves it healthy):
+      // it gets its search_path back. After a database error it is aborted, and its rollback
+      // undoes the switch by itself.
+      try {
+        engine.leaveSchema(c, previous);
+      } catch (SQLException e) {
+        t.addSuppressed(e);
+      }
+      throw t;
+    }
     engine.leaveSchema(c, previous);
     return result;
   }

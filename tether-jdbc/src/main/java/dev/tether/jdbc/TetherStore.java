@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -187,7 +188,12 @@ public final class TetherStore implements AutoCloseable {
   }
 
   /**
-   * Opens a store on the caller's data source.
+   * Opens a store on the caller's data source. On PostgreSQL, when {@code config} names no schema
+   * and the data source is (or wraps) a HikariCP pool that does not auto-commit and sets a schema,
+   * the store takes that schema as its own: such a pool sets it inside a transaction that a
+   * rollback undoes, which would leave the store's tables wherever the server's {@code
+   * search_path} points (see {@link TetherStoreConfig#schema()}; the log says which schema it
+   * took and why).
    *
    * @param dataSource the caller's data source; not closed by {@link #close()}
    * @param config the options (pool settings are ignored)
@@ -217,13 +223,15 @@ public final class TetherStore implements AutoCloseable {
   /**
    * {@code config} with the schema of a caller's HikariCP pool that does not auto-commit, when
    * {@code config} names none; else {@code config} itself. Such a pool sets its schema on each new
-   * connection with a {@code SET} inside the transaction its auto-commit setting leaves open, and
-   * the first rollback on that connection undoes it: the store's tables would be created, and its
-   * statements run, in whatever {@code search_path} the server gives (usually {@code public}).
-   * Given as the store's schema, it is set on every connection the store borrows instead. When
-   * Tether's tables are in the connection's schema without the pool's setting and not in the
-   * pool's (a store ran there before this rule, and its items would be stranded by a move), that
-   * schema is the store's, with a warning.
+   * connection with a {@code SET} inside the transaction that not auto-committing leaves open,
+   * and the first rollback on that connection undoes it: the store's tables would be created, and
+   * its statements run, in whatever {@code search_path} the server gives (usually {@code public}).
+   * As the store's schema it is set on each connection the store borrows instead (three statements
+   * more per use). When Tether's tables are in the connections' schema without the pool's setting
+   * and not in the pool's (a store ran there before this rule, or another application's does),
+   * that schema is the store's, with a warning, so that no item is stranded; when both hold them,
+   * the pool's, with a warning. A name with capitals is not adopted (Tether names schemas
+   * unquoted), with a warning.
    *
    * @param c a connection of {@code dataSource}, for looking up where Tether's tables are
    */
@@ -250,23 +258,37 @@ public final class TetherStore implements AutoCloseable {
     }
     String before = defaultSchema(c);
     String use = schema;
-    if (before != null && !before.equals(schema) && hasTetherTables(c, before) && !hasTetherTables(c, schema)) {
-      // a store ran here before this rule: its tables and items stay where they are
+    if (before != null && !before.equals(schema) && hasTetherTables(c, before)) {
+      if (!hasTetherTables(c, schema)) {
+        // a store ran here before this rule (or another application's does): its items stay seen
+        LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
+            + " it; Tether's tables are in '{}' (the connections' schema without that setting), not in"
+            + " '{}', so Tether uses '{}'. To choose, set TetherStoreConfig.schema (tether.store.schema)",
+            schema, before, schema, before);
+        use = before;
+      } else {
+        LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
+            + " it; Tether's tables are in both '{}' and '{}' and Tether uses '{}': items in '{}' are not"
+            + " seen. To choose, set TetherStoreConfig.schema (tether.store.schema)",
+            schema, schema, before, schema, before);
+      }
+    }
+    if (!use.equals(use.toLowerCase(Locale.ROOT))) {
+      // Tether names its schema unquoted, which PostgreSQL folds to lower case: another schema
       LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
-          + " it; Tether's tables are in '{}' (the connection's schema without that setting) and not in"
-          + " '{}', so Tether keeps them there: set TetherStoreConfig.schema, or currentSchema in the"
-          + " pool's URL, to choose", schema, before, schema);
-      use = before;
+          + " it, and Tether cannot name '{}' (it names schemas unquoted, in lower case): set"
+          + " TetherStoreConfig.schema (tether.store.schema)", schema, use);
+      return config;
     }
     try {
       TetherStoreConfig adopted = config.toBuilder().schema(use).build();
       LOG.info("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback"
-          + " undoes it: Tether keeps its tables in '{}' and sets it on each connection it borrows", schema, use);
+          + " undoes it: Tether uses schema '{}' and sets it on each connection it borrows", schema, use);
       return adopted;
     } catch (IllegalArgumentException e) {
       LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
-          + " it, and Tether cannot name '{}' as its schema ({}): set TetherStoreConfig.schema, or"
-          + " currentSchema in the pool's URL", schema, use, e.getMessage());
+          + " it, and Tether cannot name '{}' as its schema ({}): set TetherStoreConfig.schema"
+          + " (tether.store.schema)", schema, use, e.getMessage());
       return config;
     }
   }
@@ -470,6 +492,8 @@ public final class TetherStore implements AutoCloseable {
       String name = part.trim();
       if (name.length() >= 2 && name.startsWith("\"") && name.endsWith("\"")) {
         name = name.substring(1, name.length() - 1).replace("\"\"", "\"");
+      } else {
+        name = name.toLowerCase(Locale.ROOT); // unquoted: folded, as PostgreSQL does
       }
       if (name.equals("$user")) {
         name = user;

@@ -129,9 +129,10 @@ public final class TetherStoreConfig {
   }
 
   /**
-   * Returns the PostgreSQL schema that holds Tether's tables, if one was set; else the
-   * connection's current schema ({@code currentSchema} in the URL, or the server's {@code
-   * search_path}).
+   * Returns the PostgreSQL schema that holds Tether's tables, if one was set (or adopted from a
+   * caller's HikariCP pool that does not auto-commit: {@link TetherStore#open(javax.sql.DataSource,
+   * TetherStoreConfig)}); else the connection's current schema ({@code currentSchema} in the URL,
+   * or the server's {@code search_path}).
    *
    * @return the schema name
    */
@@ -353,7 +354,7 @@ public final class TetherStoreConfig {
      * Sets the PostgreSQL schema that holds Tether's tables, so that they live beside an
      * application's own tables without touching them. On a pool the store creates, every
      * connection uses it; on a caller's data source, the store switches a borrowed connection's
-     * {@code search_path} to it and back before returning it (one round trip more per borrow:
+     * {@code search_path} to it and back before returning it (three statements more per borrow:
      * where that matters, give the schema as {@code currentSchema} in the URL instead). With
      * {@link SchemaMigration#MIGRATE} a missing schema is created. SQLite has no schemas: a store
      * on SQLite refuses this option.

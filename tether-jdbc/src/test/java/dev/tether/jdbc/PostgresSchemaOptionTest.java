@@ -60,17 +60,18 @@ class PostgresSchemaOptionTest {
     // HikariCP applies a pool's schema with a SET on each new connection; without auto-commit
     // that SET sits in an open transaction, and the first rollback on the connection undoes it
     HikariConfig hc = new HikariConfig();
-    hc.setJdbcUrl(app.baseUrl());
+    // the connections' schema without the pool's setting: a fresh one (not the shared public)
+    hc.setJdbcUrl(withSearchPath(tetherSchema));
     hc.setSchema(app.name());
     hc.setAutoCommit(false);
     hc.setMaximumPoolSize(2);
-    TetherStoreConfig config = TetherStoreConfig.builder().groupCommit(false).retainBackendMemory(false).build();
+    createSchema(tetherSchema);
+    TetherStoreConfig config = TetherStoreConfig.builder().groupCommit(false).notifications(false).build();
     try (HikariDataSource ds = new HikariDataSource(hc); TetherStore store = TetherStore.open(ds, config)) {
       // the pool's schema is the store's, every other setting as given
       assertThat(store.config().schema()).contains(app.name());
       assertThat(store.config().groupCommit()).isFalse();
-      assertThat(store.config().retainBackendMemory()).isFalse();
-      assertThat(store.config().notifications()).isTrue();
+      assertThat(store.config().notifications()).isFalse();
       LeaseManager leases = new LeaseManager(store, "w");
       long id = leases.enqueue(NewWorkItem.of("q", "in the pool's schema"));
       assertThat(leases.acquire("q", Duration.ofMinutes(1))).get().extracting(Lease::itemId).isEqualTo(id);
@@ -82,7 +83,62 @@ class PostgresSchemaOptionTest {
       }
     }
     assertThat(tablesIn(app.name())).contains("tether_work_items", "tether_schema_version");
-    assertThat(tablesIn("public")).doesNotContain("tether_work_items", "tether_schema_version");
+    assertThat(tablesIn(tetherSchema)).isEmpty();
+  }
+
+  @Test
+  void aPoolSchemaWithCapitalsIsNotAdoptedAsTetherNamesSchemasUnquoted() throws Exception {
+    HikariConfig hc = new HikariConfig();
+    hc.setJdbcUrl(withSearchPath(tetherSchema));
+    hc.setSchema("App_" + app.name()); // PostgreSQL would keep the capital; Tether would fold it
+    hc.setAutoCommit(false);
+    hc.setMaximumPoolSize(1);
+    createSchema(tetherSchema);
+    try (HikariDataSource ds = new HikariDataSource(hc); Connection c = ds.getConnection()) {
+      TetherStoreConfig config = TetherStoreConfig.defaults();
+      assertThat(TetherStore.adoptPoolSchema(ds, c, config)).isSameAs(config);
+      c.rollback();
+    }
+  }
+
+  @Test
+  void aRefusedSendInsideACallersTransactionGivesTheConnectionItsSearchPathBack() throws Exception {
+    HikariConfig hc = new HikariConfig();
+    hc.setJdbcUrl(app.url());
+    hc.setMaximumPoolSize(2);
+    try (HikariDataSource ds = new HikariDataSource(hc);
+        TetherStore store = TetherStore.open(ds, TetherStoreConfig.builder().schema(tetherSchema).build())) {
+      JdbcMailbox<String, String> full = JdbcMailbox.builder(store, "full", dev.tether.Codec.utf8(),
+          dev.tether.Codec.utf8()).capacity(1).build();
+      full.send("the one it holds");
+      try (Connection c = ds.getConnection()) {
+        String before = searchPath(c);
+        c.setAutoCommit(false);
+        assertThatThrownBy(() -> full.send(c, "one too many"))
+            .isInstanceOf(dev.tether.mailbox.MailboxFullException.class);
+        assertThat(searchPath(c)).as("the caller's transaction goes on in its own schema").isEqualTo(before);
+        c.rollback();
+        c.setAutoCommit(true);
+      }
+      full.close();
+    }
+  }
+
+  private static String searchPath(Connection c) throws Exception {
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW search_path")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  private String withSearchPath(String schema) {
+    return app.baseUrl() + (app.baseUrl().contains("?") ? "&" : "?") + "options=-c%20search_path%3D" + schema;
+  }
+
+  private void createSchema(String schema) throws Exception {
+    try (Connection c = DriverManager.getConnection(app.baseUrl()); Statement st = c.createStatement()) {
+      st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+    }
   }
 
   @Test
@@ -93,13 +149,11 @@ class PostgresSchemaOptionTest {
     }
     HikariConfig hc = new HikariConfig();
     // the connection's own schema, without the pool's setting, is the application's
-    hc.setJdbcUrl(app.baseUrl() + (app.baseUrl().contains("?") ? "&" : "?") + "options=-c%20search_path%3D" + app.name());
+    hc.setJdbcUrl(withSearchPath(app.name()));
     hc.setSchema(tetherSchema);
     hc.setAutoCommit(false);
     hc.setMaximumPoolSize(2);
-    try (Connection c = DriverManager.getConnection(app.baseUrl()); Statement st = c.createStatement()) {
-      st.execute("CREATE SCHEMA " + tetherSchema);
-    }
+    createSchema(tetherSchema);
     try (HikariDataSource ds = new HikariDataSource(hc); TetherStore store = TetherStore.open(ds)) {
       assertThat(store.config().schema()).contains(app.name());
       assertThat(new LeaseManager(store, "w").acquire("q", Duration.ofMinutes(1))).get()

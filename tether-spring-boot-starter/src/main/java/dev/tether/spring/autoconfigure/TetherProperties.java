@@ -189,7 +189,9 @@ public class TetherProperties {
 
     /**
      * PostgreSQL schema holding Tether's tables (created when migrations run). Unset: the
-     * connection's current schema (the URL's currentSchema, else search_path).
+     * connection's current schema (the URL's currentSchema, else search_path); on an application
+     * Hikari pool with auto-commit off and a schema of its own, that schema (such a pool sets it
+     * where a rollback undoes it).
      */
     private String schema;
 
