@@ -29,7 +29,10 @@ public record ItemQuery(String queue, WorkStatus status, Order order, int limit)
     NEWEST_FIRST,
     /**
      * Soonest lease expiry first (items without a lease, such as pending ones, last), then by id;
-     * the natural order of in-flight items.
+     * the natural order of in-flight items. With status {@link WorkStatus#IN_PROGRESS} it reads an
+     * index of the leases; with any other status, or none, the database sorts every item the
+     * filters match, which on a large queue costs as much as the queue is long ({@link
+     * #NEWEST_FIRST} reads indexes for every filter).
      */
     LEASE_EXPIRY_FIRST
   }
