@@ -22,9 +22,12 @@ class OutputTailsIT {
 
   @TempDir Path dir;
 
-  // a 10 s lease, so that a command that starts late on a loaded machine still prints in time
+  // a 10 s lease, so that a command that starts late on a loaded machine still prints in time;
+  // 5 s extensions, so that the output of a stream read after the first extension is written
+  // before the lease runs out: with 2 s, a starved worker (a build running other modules beside
+  // these tests) lost a hung job's stdout written after its stderr
   private static final String[] WORKER = {
-    "worker", "--visibility", "10s", "--extend-every", "500ms", "--extension", "2s",
+    "worker", "--visibility", "10s", "--extend-every", "500ms", "--extension", "5s",
     "--kill-grace", "1s", "--sweep-every", "1s"
   };
 
