@@ -134,9 +134,8 @@ public final class TetherCli implements Runnable {
           try {
             return Path.of(text);
           } catch (InvalidPathException e) {
-            throw new CommandLine.TypeConversionException("'"
-                + text.replace("\n", "\\n").replace("\r", "\\r")
-                + "' is not a path this system can name");
+            throw new CommandLine.TypeConversionException(
+                "'" + Stores.escapeLineBreaks(text) + "' is not a path this system can name");
           }
         });
     return cl;

@@ -92,6 +92,8 @@ class EnqueueRefusalsTest {
     assertRefused(tether("enqueue", "--db", "\ud800", "--", "true"), 1,
         "--db '\\ud800' is not a path this system can name");
     assertRefused(withDb("enqueue", "--file", "a\n\ud800"), 2, "'a\\n\\ud800' is not a path");
+    assertRefused(tether("enqueue", "--db", "a\r\n\ud800", "--", "true"), 1,
+        "--db 'a\\r\\n\\ud800' is not a path this system can name");
     assertThat(items()).isZero();
   }
 

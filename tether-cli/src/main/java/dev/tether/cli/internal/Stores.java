@@ -121,8 +121,8 @@ public final class Stores {
     try {
       return Optional.of(Path.of(file));
     } catch (InvalidPathException e) {
-      throw new BadStoreException("--db '" + file.replace("\n", "\\n").replace("\r", "\\r")
-          + "' is not a path this system can name", e);
+      throw new BadStoreException(
+          "--db '" + escapeLineBreaks(file) + "' is not a path this system can name", e);
     }
   }
 
@@ -221,6 +221,17 @@ public final class Stores {
           file + " is not a usable SQLite database (" + oneLine(e) + "); point --db at a Tether"
               + " store or at a new file", e);
     }
+  }
+
+  /**
+   * {@code text} with its line breaks written as {@code \n} and {@code \r}, so that a value
+   * quoted in an error message keeps the message on one line.
+   *
+   * @param text the value
+   * @return the value on one line
+   */
+  public static String escapeLineBreaks(String text) {
+    return text.replace("\n", "\\n").replace("\r", "\\r");
   }
 
   /**
