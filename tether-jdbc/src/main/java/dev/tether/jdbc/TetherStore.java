@@ -220,6 +220,10 @@ public final class TetherStore implements AutoCloseable {
     return init(dataSource, null, engine, config, "caller DataSource " + dataSource.getClass().getName());
   }
 
+  /** How each log line of {@link #adoptPoolSchema} begins; its one argument is the pool's schema. */
+  private static final String POOL_SCHEMA =
+      "The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes it";
+
   /**
    * {@code config} with the schema of a caller's HikariCP pool that does not auto-commit, when
    * {@code config} names none; else {@code config} itself. Such a pool sets its schema on each new
@@ -261,34 +265,31 @@ public final class TetherStore implements AutoCloseable {
     if (before != null && !before.equals(schema) && hasTetherTables(c, before)) {
       if (!hasTetherTables(c, schema)) {
         // a store ran here before this rule (or another application's does): its items stay seen
-        LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
-            + " it; Tether's tables are in '{}' (the connections' schema without that setting), not in"
-            + " '{}', so Tether uses '{}'. To choose, set TetherStoreConfig.schema (tether.store.schema)",
+        LOG.warn(POOL_SCHEMA + "; Tether's tables are in '{}' (the connections' schema without that"
+            + " setting), not in '{}', so Tether uses '{}'. To choose, set TetherStoreConfig.schema"
+            + " (tether.store.schema)",
             schema, before, schema, before);
         use = before;
       } else {
-        LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
-            + " it; Tether's tables are in both '{}' and '{}' and Tether uses '{}': items in '{}' are not"
-            + " seen. To choose, set TetherStoreConfig.schema (tether.store.schema)",
+        LOG.warn(POOL_SCHEMA + "; Tether's tables are in both '{}' and '{}' and Tether uses '{}': items"
+            + " in '{}' are not seen. To choose, set TetherStoreConfig.schema (tether.store.schema)",
             schema, schema, before, schema, before);
       }
     }
     if (!use.equals(use.toLowerCase(Locale.ROOT))) {
       // Tether names its schema unquoted, which PostgreSQL folds to lower case: another schema
-      LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
-          + " it, and Tether cannot name '{}' (it names schemas unquoted, in lower case): set"
-          + " TetherStoreConfig.schema (tether.store.schema)", schema, use);
+      LOG.warn(POOL_SCHEMA + ", and Tether cannot name '{}' (it names schemas unquoted, in lower"
+          + " case): set TetherStoreConfig.schema (tether.store.schema)", schema, use);
       return config;
     }
     try {
       TetherStoreConfig adopted = config.toBuilder().schema(use).build();
-      LOG.info("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback"
-          + " undoes it: Tether uses schema '{}' and sets it on each connection it borrows", schema, use);
+      LOG.info(POOL_SCHEMA + ": Tether uses schema '{}' and sets it on each connection it borrows",
+          schema, use);
       return adopted;
     } catch (IllegalArgumentException e) {
-      LOG.warn("The caller's HikariCP pool sets schema '{}' without auto-commit, where a rollback undoes"
-          + " it, and Tether cannot name '{}' as its schema ({}): set TetherStoreConfig.schema"
-          + " (tether.store.schema)", schema, use, e.getMessage());
+      LOG.warn(POOL_SCHEMA + ", and Tether cannot name '{}' as its schema ({}): set"
+          + " TetherStoreConfig.schema (tether.store.schema)", schema, use, e.getMessage());
       return config;
     }
   }
