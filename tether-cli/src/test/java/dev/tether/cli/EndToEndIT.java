@@ -36,13 +36,31 @@ class EndToEndIT {
     return Long.parseLong(out.strip());
   }
 
+  /**
+   * Waits until item {@code id} has {@code status}; on a timeout, fails with where the item is
+   * (status, deliveries, audit trail) and the workers' last stderr lines.
+   */
+  private static void awaitStatus(JarRunner t, long id, String status, int seconds, JarRunner.Proc... workers)
+      throws Exception {
+    try {
+      await().atMost(Duration.ofSeconds(seconds)).until(() -> status.equals(t.status(id)));
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      StringBuilder m = new StringBuilder("item " + id + " not " + status + " within " + seconds + " s: status "
+          + t.status(id) + ", " + t.deliveries(id) + " deliveries, checkpoints " + t.checkpointKinds(id));
+      for (int i = 0; i < workers.length; i++) {
+        m.append("\nworker ").append(i + 1).append("'s stderr:\n").append(workers[i].errTail());
+      }
+      throw new AssertionError(m.toString(), e);
+    }
+  }
+
   @Test
   void enqueuedCommandIsCompletedByAWorkerWithItsOutputStored() throws Exception {
     JarRunner t = new JarRunner(dir);
     long id = id(t.run("enqueue", "--", "sh", "-c", "echo hello from $TETHER_ITEM_ID"));
     JarRunner.Proc w = t.start(worker());
     try {
-      await().atMost(Duration.ofSeconds(30)).until(() -> "completed".equals(t.status(id)));
+      awaitStatus(t, id, "completed", 30, w);
     } finally {
       JarRunner.term(w);
       assertThat(w.waitFor(20)).isZero();
@@ -64,7 +82,7 @@ class EndToEndIT {
     assertThat(t.status(id)).isEqualTo("in_progress");
     JarRunner.Proc second = t.start(worker());
     try {
-      await().atMost(Duration.ofSeconds(40)).until(() -> "completed".equals(t.status(id)));
+      awaitStatus(t, id, "completed", 40, first, second);
     } finally {
       JarRunner.term(second);
       second.waitFor(20);
@@ -155,7 +173,7 @@ class EndToEndIT {
       String base = "http://127.0.0.1:" + portFrom(w);
       await().atMost(Duration.ofSeconds(10)).until(() -> httpGet(base + "/health/ready").startsWith("200"));
       assertThat(httpGet(base + "/health/live")).startsWith("200");
-      await().atMost(Duration.ofSeconds(30)).until(() -> "completed".equals(t.status(id)));
+      awaitStatus(t, id, "completed", 30, w);
       // the store gauges of a queue appear from the scrape after the read that found it
       await().atMost(Duration.ofSeconds(30)).until(() -> httpGet(base + "/metrics")
           .matches("(?s).*tether_queue_items\\{queue=\"default\",status=\"completed\"} 1(\\.0)?\n.*"));

@@ -77,6 +77,12 @@ final class JarRunner {
       }
     }
 
+    /** The last 60 lines of its stderr, for failure messages. */
+    String errTail() {
+      List<String> lines = err().lines().toList();
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
+    }
+
     int waitFor(long seconds) throws InterruptedException {
       if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
         process.destroyForcibly();

@@ -54,15 +54,6 @@ abstract class LongJobsBase {
     return new LeaseManager(observer, "test-observer").find(id).orElseThrow();
   }
 
-  /** The last 60 lines of a file, for failure messages. */
-  private static String tail(java.nio.file.Path file) throws java.io.IOException {
-    if (!Files.exists(file)) {
-      return "(none)";
-    }
-    List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-    return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
-  }
-
   private static long id(String out) {
     return Long.parseLong(out.strip());
   }
@@ -107,7 +98,7 @@ abstract class LongJobsBase {
       // say what the second worker and the job did, so that a failure on a loaded machine can be read
       throw new AssertionError("item " + id + " not completed by the second worker: " + item(id)
           + "\nsteps: " + (Files.exists(log) ? Files.readAllLines(log, StandardCharsets.UTF_8) : "none")
-          + "\nsecond worker's stderr:\n" + tail(second.err) + "\nfirst worker's stderr:\n" + tail(first.err), e);
+          + "\nsecond worker's stderr:\n" + second.errTail() + "\nfirst worker's stderr:\n" + first.errTail(), e);
     } finally {
       JarRunner.term(second);
       second.waitFor(30);
