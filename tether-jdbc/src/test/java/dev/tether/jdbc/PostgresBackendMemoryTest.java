@@ -128,14 +128,22 @@ class PostgresBackendMemoryTest {
 
   @Test
   void aGroupStatementNoLongerShrinksAndRegrowsTheServerProcesssHeap() throws Exception {
-    double without = faultsPerGroup(false);
+    // The first store of the test faults in more than the next ones (7.0 to 7.8 per group against
+    // 4.5 to 6.3 on 27 Nov, without the request each time): it is left out, and the run with the
+    // request is compared with the runs just before and after it.
+    faultsPerGroup(false);
+    double before = faultsPerGroup(false);
     double with = faultsPerGroup(true);
+    double after = faultsPerGroup(false);
+    double without = Math.min(before, after);
     System.out.printf("FIGURE minor page faults of the server process per group of 8 enqueues:"
-        + " %.1f without, %.1f with retainBackendMemory%n", without, with);
+        + " %.1f and %.1f without, %.1f with retainBackendMemory%n", before, after, with);
     assumeTrue(without >= 3, "this server's C library does not return the freed heap after each"
         + " statement (" + without + " faults per group without the request): nothing to show");
-    // other sessions' traffic adds about as many faults to both runs; the trims add several per group
-    assertThat(without - with).isGreaterThanOrEqualTo(3);
+    // Other sessions' traffic adds about as many faults to every run: the request must take away
+    // most of them (0.6 with it against 4.5 to 5.6 without; a request that does nothing gave 4.8
+    // and 5.7 between 4.7 and 6.3, and a fixed difference of 3 from the first run, kept before,
+    // failed once at 3.7 against 0.8).
     assertThat(with).isLessThan(without / 2);
   }
 }
