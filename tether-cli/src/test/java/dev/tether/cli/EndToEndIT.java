@@ -19,8 +19,14 @@ import org.junit.jupiter.api.io.TempDir;
 class EndToEndIT {
   @TempDir Path dir;
 
+  /**
+   * Short leases, within the worker's own calibration rules (with a 3 s lease and 2 s extensions
+   * it warned that a 1 s kill grace was long, and a starved worker's chatty command could lose its
+   * lease between two extensions): a silent command loses its 5 s lease, a chatty one keeps it 4 s
+   * at a time.
+   */
   private static final String[] FAST = {
-    "--visibility", "3s", "--extend-every", "500ms", "--extension", "2s", "--kill-grace", "1s",
+    "--visibility", "5s", "--extend-every", "500ms", "--extension", "4s", "--kill-grace", "1s",
     "--sweep-every", "1s"
   };
 
