@@ -59,12 +59,8 @@ class PostgresSchemaOptionTest {
   void aCallersPoolThatDoesNotAutoCommitKeepsItsSchemaForTheStoresTables() throws Exception {
     // HikariCP applies a pool's schema with a SET on each new connection; without auto-commit
     // that SET sits in an open transaction, and the first rollback on the connection undoes it
-    HikariConfig hc = new HikariConfig();
     // the connections' schema without the pool's setting: a fresh one (not the shared public)
-    hc.setJdbcUrl(withSearchPath(tetherSchema));
-    hc.setSchema(app.name());
-    hc.setAutoCommit(false);
-    hc.setMaximumPoolSize(2);
+    HikariConfig hc = poolWithoutAutoCommit(tetherSchema, app.name(), 2);
     createSchema(tetherSchema);
     TetherStoreConfig config = TetherStoreConfig.builder().groupCommit(false).notifications(false).build();
     try (HikariDataSource ds = new HikariDataSource(hc); TetherStore store = TetherStore.open(ds, config)) {
@@ -88,11 +84,8 @@ class PostgresSchemaOptionTest {
 
   @Test
   void aPoolSchemaWithCapitalsIsNotAdoptedAsTetherNamesSchemasUnquoted() throws Exception {
-    HikariConfig hc = new HikariConfig();
-    hc.setJdbcUrl(withSearchPath(tetherSchema));
-    hc.setSchema("App_" + app.name()); // PostgreSQL would keep the capital; Tether would fold it
-    hc.setAutoCommit(false);
-    hc.setMaximumPoolSize(1);
+    // PostgreSQL would keep the capital; Tether would fold it
+    HikariConfig hc = poolWithoutAutoCommit(tetherSchema, "App_" + app.name(), 1);
     createSchema(tetherSchema);
     try (HikariDataSource ds = new HikariDataSource(hc); Connection c = ds.getConnection()) {
       TetherStoreConfig config = TetherStoreConfig.defaults();
@@ -131,8 +124,18 @@ class PostgresSchemaOptionTest {
     }
   }
 
-  private String withSearchPath(String schema) {
-    return app.baseUrl() + (app.baseUrl().contains("?") ? "&" : "?") + "options=-c%20search_path%3D" + schema;
+  /**
+   * A HikariCP pool that does not auto-commit and sets {@code schema} on each new connection,
+   * whose connections' schema without that setting is {@code searchPath}.
+   */
+  private HikariConfig poolWithoutAutoCommit(String searchPath, String schema, int size) {
+    HikariConfig hc = new HikariConfig();
+    hc.setJdbcUrl(app.baseUrl() + (app.baseUrl().contains("?") ? "&" : "?") + "options=-c%20search_path%3D"
+        + searchPath);
+    hc.setSchema(schema);
+    hc.setAutoCommit(false);
+    hc.setMaximumPoolSize(size);
+    return hc;
   }
 
   private void createSchema(String schema) throws Exception {
@@ -147,12 +150,8 @@ class PostgresSchemaOptionTest {
     try (TetherStore earlier = TetherStore.open(app.url())) { // the tables where an earlier store put them
       id = new LeaseManager(earlier, "w").enqueue(NewWorkItem.of("q", "from before"));
     }
-    HikariConfig hc = new HikariConfig();
     // the connection's own schema, without the pool's setting, is the application's
-    hc.setJdbcUrl(withSearchPath(app.name()));
-    hc.setSchema(tetherSchema);
-    hc.setAutoCommit(false);
-    hc.setMaximumPoolSize(2);
+    HikariConfig hc = poolWithoutAutoCommit(app.name(), tetherSchema, 2);
     createSchema(tetherSchema);
     try (HikariDataSource ds = new HikariDataSource(hc); TetherStore store = TetherStore.open(ds)) {
       assertThat(store.config().schema()).contains(app.name());
