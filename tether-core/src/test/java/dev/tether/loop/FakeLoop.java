@@ -24,6 +24,10 @@ final class FakeLoop implements WorkLoop {
   final CountDownLatch ended = new CountDownLatch(1);
   final AtomicInteger shutdownCalls = new AtomicInteger();
   volatile boolean interrupted;
+  /** When shutdown was first asked, the run interrupted, the run ended (nanoTime; 0: not yet). */
+  volatile long signalledAt;
+  volatile long interruptedAt;
+  volatile long endedAt;
   volatile Thread runner;
   private volatile boolean running;
   volatile boolean ready = true;
@@ -103,17 +107,21 @@ final class FakeLoop implements WorkLoop {
         Thread.sleep(stopDelay.toMillis()); // handing back in-flight work
       }
     } catch (InterruptedException e) {
+      interruptedAt = System.nanoTime();
       interrupted = true;
       Thread.currentThread().interrupt();
     } finally {
       running = false;
+      endedAt = System.nanoTime();
       ended.countDown();
     }
   }
 
   @Override
   public void shutdown() {
-    shutdownCalls.incrementAndGet();
+    if (shutdownCalls.incrementAndGet() == 1) {
+      signalledAt = System.nanoTime();
+    }
     if (shutdownFailure != null) {
       throw shutdownFailure;
     }
