@@ -88,6 +88,8 @@ import org.sqlite.SQLiteDataSource;
  *   <li>cpuUs, jvmUs: CPU per enq1x8/s item in microseconds, of the whole machine (every process,
  *       the database's included, from {@code /proc/stat}: meaningful only on a machine doing
  *       nothing else) and of the harness's JVM;
+ *   <li>cpuDUs, jvmDUs: the same per drained item, for Tether's drainD (deferred
+ *       acknowledgements) and db-scheduler's drain;
  *   <li>heard: on PostgreSQL, the wake-ups the listening process heard during Tether's enq1/s and
  *       enq1x8/s (it holds a slot of both queues' rosters; concurrent enqueues share a wake-up);
  *   <li>enqB/s: batch enqueue, chunks of 1000 (Tether {@code enqueueAll}, db-scheduler
@@ -213,7 +215,7 @@ public final class PeerComparison {
   }
 
   private static final String[] COLUMNS = {
-    "enq1/s", "enq1x8/s", "grp", "grp%", "cpuUs", "jvmUs", "heard", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
+    "enq1/s", "enq1x8/s", "grp", "grp%", "cpuUs", "jvmUs", "heard", "enqB/s", "drain/s", "drainLM/s", "drainB/s", "drainD/s", "cpuDUs", "jvmDUs", "lat50ms", "lat99ms", "latO50ms", "latO99ms", "heapMB"
   };
 
   public static void main(String[] args) throws Exception {
@@ -487,6 +489,8 @@ public final class PeerComparison {
       DrainBenchmark.prefill(producer, "drain-d", items);
       JdbcMailbox<String, String> deferredBox = JdbcMailbox.builder(store, "drain-d", Codec.utf8(), Codec.utf8())
           .deferredAcknowledgements(DEFER_BATCH, Duration.ofMillis(DEFER_DELAY_MS)).build();
+      long dm0 = machineBusyNanos();
+      long dj0 = jvmCpuNanos();
       long d0 = System.nanoTime();
       drainSeconds(workers, () -> {
         int n = 0;
@@ -503,6 +507,7 @@ public final class PeerComparison {
       }, items);
       deferredBox.close(); // the last acknowledgements durable: inside the timing
       row.v.put("drainD/s", items / ((System.nanoTime() - d0) / 1e9));
+      putCpuPerItem(row, "cpuDUs", "jvmDUs", dm0, dj0, items);
       if (deferredBox.deferredAcknowledgementsCommitted() != items) {
         throw new IllegalStateException("deferred drain committed " + deferredBox.deferredAcknowledgementsCommitted()
             + " acknowledgements of " + items + " (refused " + deferredBox.deferredAcknowledgementsRefused()
@@ -660,20 +665,30 @@ public final class PeerComparison {
         sum += f.get();
       }
       double secs = (System.nanoTime() - start) / 1e9;
-      long machine1 = machineBusyNanos();
-      long jvm1 = jvmCpuNanos();
-      if (machine0 >= 0 && machine1 >= 0) {
-        row.v.put("cpuUs", (machine1 - machine0) / 1e3 / total);
-      }
-      if (jvm0 >= 0 && jvm1 >= 0) {
-        row.v.put("jvmUs", (jvm1 - jvm0) / 1e3 / total);
-      }
+      putCpuPerItem(row, "cpuUs", "jvmUs", machine0, jvm0, total);
       if (sum != total) {
         throw new IllegalStateException("enqueued " + sum + " items, expected " + total);
       }
       return secs;
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  /**
+   * Puts on {@code row} the CPU per item, in microseconds, the machine ({@code machineKey}) and
+   * this JVM ({@code jvmKey}) spent since the readings {@code machine0} and {@code jvm0}, where
+   * the platform tells.
+   */
+  private static void putCpuPerItem(Row row, String machineKey, String jvmKey, long machine0, long jvm0,
+      int items) {
+    long machine1 = machineBusyNanos();
+    long jvm1 = jvmCpuNanos();
+    if (machine0 >= 0 && machine1 >= 0) {
+      row.v.put(machineKey, (machine1 - machine0) / 1e3 / items);
+    }
+    if (jvm0 >= 0 && jvm1 >= 0) {
+      row.v.put(jvmKey, (jvm1 - jvm0) / 1e3 / items);
     }
   }
 
@@ -903,6 +918,8 @@ public final class PeerComparison {
 
       Scheduler scheduler = buildScheduler(b, ds, noop, workers);
       try {
+        long dm0 = machineBusyNanos();
+        long dj0 = jvmCpuNanos();
         t0 = System.nanoTime();
         scheduler.start();
         while (executed.get() < items || countRows(ds) > 0) {
@@ -912,6 +929,7 @@ public final class PeerComparison {
           }
         }
         row.v.put("drain/s", items / ((System.nanoTime() - t0) / 1e9));
+        putCpuPerItem(row, "cpuDUs", "jvmDUs", dm0, dj0, items);
 
         // latency, producer on the same scheduler instance (immediate execution applies)
         Thread.sleep(300);
