@@ -79,8 +79,8 @@ class DashboardBrowserIT {
   void start() {
     store = TetherStore.open(dir.resolve("b.db").toString());
     worker =
-        new Worker(store, new Worker.Config("web", 2, Duration.ofSeconds(3), Duration.ofMillis(300),
-            Duration.ofSeconds(2), Duration.ofSeconds(1), 4096, Duration.ofSeconds(5), null),
+        new Worker(store, new Worker.Config("web", 2, Duration.ofSeconds(5), Duration.ofMillis(300),
+            Duration.ofSeconds(4), Duration.ofSeconds(1), 4096, Duration.ofSeconds(5), null),
             new WorkerMetrics());
   }
 
