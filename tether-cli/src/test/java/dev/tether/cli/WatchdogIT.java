@@ -141,7 +141,7 @@ class WatchdogIT {
 
     assertThat(t.status(id)).isEqualTo("in_progress");
     JarRunner.Proc second =
-        t.start("worker", "--visibility", "3s", "--extend-every", "500ms", "--extension", "2s",
+        t.start("worker", "--visibility", "5s", "--extend-every", "500ms", "--extension", "4s",
             "--kill-grace", "1s", "--sweep-every", "1s");
     try {
       await().atMost(Duration.ofSeconds(40)).until(() -> "completed".equals(t.status(id)));
