@@ -125,7 +125,7 @@ class LoopGroupTest {
     assertThat(normal.endedAt)
         .as("the normal loop stops without waiting for the slow one (1 s to stop)")
         .isLessThan(slow.endedAt);
-    assertThat(throwing.ended.await(2, TimeUnit.SECONDS)).isTrue();
+    assertThat(throwing.ended.await(5, TimeUnit.SECONDS)).isTrue();
     assertThat(throwing.interrupted)
         .as("the loop that could not be signalled is interrupted at the deadline")
         .isTrue();
@@ -149,7 +149,7 @@ class LoopGroupTest {
         .as("both asked to stop before either ended")
         .isLessThan(Math.min(a.endedAt, b.endedAt));
     assertThat(a.interrupted || b.interrupted).isFalse();
-    run.get(1, TimeUnit.SECONDS); // run() has returned (its caller may not have seen it yet)
+    run.get(5, TimeUnit.SECONDS); // run() has returned (its caller may not have seen it yet)
   }
 
   @Test
@@ -166,8 +166,8 @@ class LoopGroupTest {
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
 
     assertThat(tookMs).as("not before the deadline of 1.5 s").isGreaterThanOrEqualTo(1400L);
-    assertThat(a.ended.await(1, TimeUnit.SECONDS)).isTrue();
-    assertThat(b.ended.await(1, TimeUnit.SECONDS)).isTrue();
+    assertThat(a.ended.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(b.ended.await(5, TimeUnit.SECONDS)).isTrue();
     assertThat(a.interrupted).isTrue();
     assertThat(b.interrupted).isTrue();
     // One deadline for both: the two are interrupted together, not 1.5 s apart (one each).
@@ -188,7 +188,7 @@ class LoopGroupTest {
 
     assertThat(stopped).isFalse();
     assertThat(tookMs).as("the call's 500 ms, not the group's 10 s").isBetween(450L, 5000L);
-    assertThat(a.ended.await(2, TimeUnit.SECONDS)).as("interrupted after the timeout").isTrue();
+    assertThat(a.ended.await(5, TimeUnit.SECONDS)).as("interrupted after the timeout").isTrue();
     run.get(5, TimeUnit.SECONDS);
   }
 
