@@ -53,8 +53,8 @@ class MetricsExpositionIT {
     Path failingFile = Files.writeString(dir.resolve("failing.txt"), failing);
     t.run("enqueue", "--file", okFile.toString());
     t.run("enqueue", "--max-attempts", "1", "--file", failingFile.toString());
-    JarRunner.Proc w = t.start("worker", "--concurrency", "4", "--visibility", "3s",
-        "--extend-every", "500ms", "--extension", "2s", "--sweep-every", "1s",
+    JarRunner.Proc w = t.start("worker", "--concurrency", "4", "--visibility", "5s",
+        "--extend-every", "500ms", "--extension", "4s", "--kill-grace", "1s", "--sweep-every", "1s",
         "--health-port", "0", "--store-metrics");
     try {
       await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(w) > 0);

@@ -26,7 +26,7 @@ class WorkerLogIT {
     long id = Long.parseLong(t.run("enqueue", "--max-attempts", "2", "--", "sh", "-c",
         "echo some output; echo bad thing >&2; exit 3").strip());
     JarRunner.Proc w = t.start("worker", "--visibility", "90s", "--extend-every", "500ms",
-        "--extension", "2s", "--sweep-every", "1m30s");
+        "--extension", "4s", "--kill-grace", "1s", "--sweep-every", "1m30s");
     try {
       await().atMost(Duration.ofSeconds(60)).until(() -> "failed".equals(t.status(id)));
     } finally {
