@@ -50,17 +50,8 @@ abstract class CliChaosBase {
     return v == null || v.isBlank() ? def : Integer.parseInt(v.strip());
   }
 
-  /**
-   * Short leases within the worker's calibration rules: a command is stopped when its lease may
-   * run out within --kill-grace + 0.5 s, which with 4 s extensions every 500 ms takes 2.5 s
-   * without a successful extension (with 2 s extensions the worker warned and capped the margin,
-   * so a worker starved for 1.25 s on a loaded machine could stop a healthy command, and its item
-   * would carry a checkpoint other than lease_expired).
-   */
-  private static final String[] WORKER = {
-    "worker", "--concurrency", "2", "--visibility", "5s", "--extend-every", "500ms",
-    "--extension", "4s", "--kill-grace", "1s", "--sweep-every", "1s"
-  };
+  /** Short leases (a command stopped by a starved worker would leave a checkpoint ruled out below). */
+  private static final String[] WORKER = JarRunner.shortLeaseWorker("--concurrency", "2");
 
   @Test
   void workersKilledWithSigkillEveryFewSecondsLoseNothingAndCompleteNothingTwice() throws Exception {

@@ -19,25 +19,6 @@ import org.junit.jupiter.api.io.TempDir;
 class EndToEndIT {
   @TempDir Path dir;
 
-  /**
-   * Short leases, within the worker's own calibration rules (with a 3 s lease and 2 s extensions
-   * it warned that a 1 s kill grace was long, and a starved worker's chatty command could lose its
-   * lease between two extensions): a silent command loses its 5 s lease, a chatty one keeps it 4 s
-   * at a time.
-   */
-  private static final String[] FAST = {
-    "--visibility", "5s", "--extend-every", "500ms", "--extension", "4s", "--kill-grace", "1s",
-    "--sweep-every", "1s"
-  };
-
-  private static String[] worker(String... extra) {
-    String[] a = new String[1 + FAST.length + extra.length];
-    a[0] = "worker";
-    System.arraycopy(FAST, 0, a, 1, FAST.length);
-    System.arraycopy(extra, 0, a, 1 + FAST.length, extra.length);
-    return a;
-  }
-
   private static long id(String out) {
     return Long.parseLong(out.strip());
   }
@@ -64,7 +45,7 @@ class EndToEndIT {
   void enqueuedCommandIsCompletedByAWorkerWithItsOutputStored() throws Exception {
     JarRunner t = new JarRunner(dir);
     long id = id(t.run("enqueue", "--", "sh", "-c", "echo hello from $TETHER_ITEM_ID"));
-    JarRunner.Proc w = t.start(worker());
+    JarRunner.Proc w = t.start(JarRunner.shortLeaseWorker());
     try {
       awaitStatus(t, id, "completed", 30, w);
     } finally {
@@ -81,12 +62,12 @@ class EndToEndIT {
     JarRunner t = new JarRunner(dir);
     long id = id(t.run("enqueue", "--", "sh", "-c",
         "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo step $i; sleep 0.25; done"));
-    JarRunner.Proc first = t.start(worker());
+    JarRunner.Proc first = t.start(JarRunner.shortLeaseWorker());
     await().atMost(Duration.ofSeconds(30)).until(() -> "in_progress".equals(t.status(id)));
     Thread.sleep(500); // mid-item
     JarRunner.kill9(first);
     assertThat(t.status(id)).isEqualTo("in_progress");
-    JarRunner.Proc second = t.start(worker());
+    JarRunner.Proc second = t.start(JarRunner.shortLeaseWorker());
     try {
       awaitStatus(t, id, "completed", 40, first, second);
     } finally {
@@ -120,7 +101,7 @@ class EndToEndIT {
     long silent = id(t.run("enqueue", "--max-attempts", "2", "--", "sh", "-c", "sleep 6"));
     long chatty = id(t.run("enqueue", "--max-attempts", "2", "--", "sh", "-c",
         "for i in $(seq 1 20); do echo tick $i; sleep 0.3; done"));
-    JarRunner.Proc w = t.start(worker("--concurrency", "3"));
+    JarRunner.Proc w = t.start(JarRunner.shortLeaseWorker("--concurrency", "3"));
     try {
       await().atMost(Duration.ofSeconds(60))
           .until(() -> "completed".equals(t.status(chatty)) && "failed".equals(t.status(silent)));
@@ -173,7 +154,7 @@ class EndToEndIT {
   void workerServesHealthMetricsAndTheDashboardOnItsHealthPort() throws Exception {
     JarRunner t = new JarRunner(dir);
     long id = id(t.run("enqueue", "--", "sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 0.3; done"));
-    JarRunner.Proc w = t.start(worker("--health-port", "0", "--store-metrics"));
+    JarRunner.Proc w = t.start(JarRunner.shortLeaseWorker("--health-port", "0", "--store-metrics"));
     try {
       await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(w) > 0);
       String base = "http://127.0.0.1:" + portFrom(w);

@@ -18,6 +18,26 @@ import java.util.concurrent.TimeUnit;
 final class JarRunner {
   static final Path JAR = Path.of(System.getProperty("tether.jar", "target/tether.jar")).toAbsolutePath();
 
+  /**
+   * Worker options for short leases within the worker's calibration rules, for tests that need a
+   * lost lease redelivered within seconds: a 5 s lease, extended 4 s ahead at most every 500 ms, a
+   * 1 s kill grace, a sweep every second. A command is stopped once its lease may run out within
+   * --kill-grace + 0.5 s, which here takes 2.5 s without a confirmed extension. With 2 s
+   * extensions the worker warned that the kill grace was long and capped that margin, so a worker
+   * starved 1.25 s on a loaded machine could stop a healthy command.
+   */
+  private static final List<String> SHORT_LEASES = List.of("--visibility", "5s", "--extend-every",
+      "500ms", "--extension", "4s", "--kill-grace", "1s", "--sweep-every", "1s");
+
+  /** {@code tether worker} with {@link #SHORT_LEASES short leases}, then {@code options}. */
+  static String[] shortLeaseWorker(String... options) {
+    List<String> a = new ArrayList<>();
+    a.add("worker");
+    a.addAll(SHORT_LEASES);
+    a.addAll(List.of(options));
+    return a.toArray(new String[0]);
+  }
+
   private final Path dir;
   private final Path db;
   private final String storeUrl;

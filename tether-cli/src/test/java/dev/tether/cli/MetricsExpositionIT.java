@@ -53,9 +53,8 @@ class MetricsExpositionIT {
     Path failingFile = Files.writeString(dir.resolve("failing.txt"), failing);
     t.run("enqueue", "--file", okFile.toString());
     t.run("enqueue", "--max-attempts", "1", "--file", failingFile.toString());
-    JarRunner.Proc w = t.start("worker", "--concurrency", "4", "--visibility", "5s",
-        "--extend-every", "500ms", "--extension", "4s", "--kill-grace", "1s", "--sweep-every", "1s",
-        "--health-port", "0", "--store-metrics");
+    JarRunner.Proc w = t.start(JarRunner.shortLeaseWorker("--concurrency", "4",
+        "--health-port", "0", "--store-metrics"));
     try {
       await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(w) > 0);
       String metrics = "http://127.0.0.1:" + portFrom(w) + "/metrics";

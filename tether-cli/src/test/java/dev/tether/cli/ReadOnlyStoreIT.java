@@ -51,8 +51,7 @@ class ReadOnlyStoreIT {
     long id = Long.parseLong(enqueue.out().strip());
 
     Files.setPosixFilePermissions(db, PosixFilePermissions.fromString("r--r--r--"));
-    String[] worker = {"worker", "--db", db.toString(), "--visibility", "5s", "--extend-every", "500ms",
-        "--extension", "4s", "--kill-grace", "1s", "--sweep-every", "1s"};
+    String[] worker = JarRunner.shortLeaseWorker("--db", db.toString());
     JarRunner.Proc refused = t.startWith(as, worker);
     assertThat(refused.waitFor(30)).isEqualTo(1);
     String err = refused.err();

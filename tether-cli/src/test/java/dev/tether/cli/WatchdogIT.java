@@ -141,8 +141,7 @@ class WatchdogIT {
 
     assertThat(t.status(id)).isEqualTo("in_progress");
     JarRunner.Proc second =
-        t.start("worker", "--visibility", "5s", "--extend-every", "500ms", "--extension", "4s",
-            "--kill-grace", "1s", "--sweep-every", "1s");
+        t.start(JarRunner.shortLeaseWorker());
     try {
       await().atMost(Duration.ofSeconds(40)).until(() -> "completed".equals(t.status(id)));
     } finally {
