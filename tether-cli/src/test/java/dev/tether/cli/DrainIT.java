@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -34,17 +35,12 @@ class DrainIT {
    * Lease 8 s, extended by 5 s at most every 500 ms (room for slow round trips on a loaded
    * machine); a drain keeps the lease only through extensions, which the tests watch.
    */
-  private static final String[] FAST = {
+  private static final List<String> FAST = List.of(
     "--visibility", "8s", "--extend-every", "500ms", "--extension", "5s", "--kill-grace", "1s",
-    "--sweep-every", "1s"
-  };
+    "--sweep-every", "1s");
 
   private static String[] worker(String... extra) {
-    String[] a = new String[1 + FAST.length + extra.length];
-    a[0] = "worker";
-    System.arraycopy(FAST, 0, a, 1, FAST.length);
-    System.arraycopy(extra, 0, a, 1 + FAST.length, extra.length);
-    return a;
+    return JarRunner.worker(FAST, extra);
   }
 
   /** The item's lease expiry (epoch ms), or -1 while the store is locked or without a lease. */

@@ -31,9 +31,14 @@ final class JarRunner {
 
   /** {@code tether worker} with {@link #SHORT_LEASES short leases}, then {@code options}. */
   static String[] shortLeaseWorker(String... options) {
+    return worker(SHORT_LEASES, options);
+  }
+
+  /** {@code tether worker} with {@code leaseOptions} (a test's own lease timing), then {@code options}. */
+  static String[] worker(List<String> leaseOptions, String... options) {
     List<String> a = new ArrayList<>();
     a.add("worker");
-    a.addAll(SHORT_LEASES);
+    a.addAll(leaseOptions);
     a.addAll(List.of(options));
     return a.toArray(new String[0]);
   }

@@ -44,10 +44,9 @@ class PostgresLeaseClockIT {
       "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"));
 
   /** Lease 4 s, extended by 3 s at most every 500 ms, kill grace 1 s. */
-  private static final String[] FAST = {
+  private static final List<String> FAST = List.of(
     "--concurrency", "1", "--visibility", "4s", "--extend-every", "500ms", "--extension", "3s",
-    "--kill-grace", "1s", "--sweep-every", "1s"
-  };
+    "--kill-grace", "1s", "--sweep-every", "1s");
 
   @TempDir Path dir;
   private final PostgresTestSchema schema = new PostgresTestSchema("tether_cli_");
@@ -95,11 +94,7 @@ class PostgresLeaseClockIT {
   }
 
   private static String[] worker(String... extra) {
-    String[] a = new String[1 + FAST.length + extra.length];
-    a[0] = "worker";
-    System.arraycopy(FAST, 0, a, 1, FAST.length);
-    System.arraycopy(extra, 0, a, 1 + FAST.length, extra.length);
-    return a;
+    return JarRunner.worker(FAST, extra);
   }
 
   private <T> T query(String sql, long id, SqlFunction<T> read) throws SQLException {

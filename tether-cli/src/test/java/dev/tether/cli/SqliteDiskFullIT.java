@@ -110,9 +110,8 @@ class SqliteDiskFullIT {
     Files.writeString(commands, file.toString(), StandardCharsets.UTF_8);
     t.run("enqueue", "--db", db.toString(), "--max-attempts", "10", "--file", commands.toString());
 
-    JarRunner.Proc w = t.start("worker", "--db", db.toString(), "--concurrency", "2",
-        "--visibility", "3s", "--extend-every", "500ms", "--extension", "2s", "--kill-grace", "1s",
-        "--sweep-every", "1s", "--health-port", "0");
+    JarRunner.Proc w = t.start(JarRunner.shortLeaseWorker("--db", db.toString(), "--concurrency", "2",
+        "--health-port", "0"));
     try {
       await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(w) > 0 || !w.process.isAlive());
       java.net.URI ready = java.net.URI.create("http://127.0.0.1:" + portFrom(w) + "/health/ready");
