@@ -155,11 +155,16 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
    * Returns once every one of {@code mine} (queued; the calling thread their waiter, see {@link
    * Member#adopt}) ran, leading groups when no other leader runs them. Interrupts do not stop the
    * wait (a member may be in a group being run); the thread's interrupt status is restored.
+   *
+   * <p>What a runner throws in a group this caller leads reaches this caller. Its members that
+   * were not in that group stay queued and from then on wait for nobody: they run in a later
+   * group anyone leads, their outcome unobserved.
    */
   void awaitDone(List<M> mine) {
     boolean interrupted = false;
     while (!allDone(mine)) {
       if (becomeLeader()) {
+        boolean threw = true;
         try {
           // Lead until ours ran; when nothing is queued, ours are in a group another leader is
           // running, which unparks us when it is done.
@@ -172,8 +177,18 @@ final class CallerLedGroups<M extends CallerLedGroups.Member> {
               break;
             }
           }
+          threw = false;
         } finally {
           leading.decrementAndGet();
+          if (threw) {
+            // This caller leaves with the runner's throw: none of its queued members may take
+            // the hand-off, or the callers queued behind them would wait for a leader who left.
+            for (Member m : mine) {
+              if (!m.done) {
+                m.waiter = null;
+              }
+            }
+          }
           // also when a runner threw: the next queued caller leads
           handOff();
         }

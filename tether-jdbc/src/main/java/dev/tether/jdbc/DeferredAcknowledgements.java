@@ -156,6 +156,9 @@ final class DeferredAcknowledgements {
 
   private void runFlusher() {
     while (!closed) {
+      // Only close() stops this thread. An interrupt from anyone else is dropped: kept, it would
+      // make every park below return at once and the thread spin.
+      Thread.interrupted();
       Entry head;
       while ((head = queued.peek()) != null && head.completion.isDone()) {
         queued.remove(head); // ran in someone's group already

@@ -57,7 +57,11 @@ class CallerLedGroupsTest {
   }
 
   private CallerLedGroups<Job> groups(int parallel, int minParallel) {
-    return new CallerLedGroups<>(parallel, minParallel, 256, j -> 0, 1, members -> {
+    return groups(parallel, minParallel, 256);
+  }
+
+  private CallerLedGroups<Job> groups(int parallel, int minParallel, int maxMembers) {
+    return new CallerLedGroups<>(parallel, minParallel, maxMembers, j -> 0, 1, members -> {
       Set<String> names = new HashSet<>();
       for (Job j : members) {
         names.add(j.name);
@@ -175,6 +179,38 @@ class CallerLedGroupsTest {
     Job jb = b.get(30, TimeUnit.SECONDS);
     assertThat(jb.ran).isTrue();
     assertThat(groups).containsExactly(Set.of("a"), Set.of("b"));
+  }
+
+  @Test
+  void aLeaderWhoseGroupFailsLeavesNoCallerWaitingBehindItsOwnQueuedMembers() throws Exception {
+    // one member a group: the leader's second member is still queued when its first group fails
+    CallerLedGroups<Job> g = groups(1, 1, 1);
+    held = "a1";
+    boom = "a1";
+    Future<?> a = pool.submit(() -> {
+      g.run(List.of(new Job("a1"), new Job("a2")));
+      return null;
+    });
+    await().atMost(WAIT).until(() -> groups.size() == 1);
+    AtomicReference<Thread> waiter = new AtomicReference<>();
+    Future<Job> b = pool.submit(() -> {
+      waiter.set(Thread.currentThread());
+      Job j = new Job("b");
+      g.run(List.of(j));
+      return j;
+    });
+    // b's caller parked behind the leader, to be handed the lead when it steps down
+    await().atMost(WAIT).until(() -> waiter.get() != null
+        && java.util.concurrent.locks.LockSupport.getBlocker(waiter.get()) == g);
+    gate.countDown();
+    assertThatThrownBy(() -> a.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+        .hasRootCauseMessage("group with a1 failed");
+    // the hand-off went to b's caller, not to a2's (the leader that left with the failure): b
+    // leads, and a2, which nobody waits for now, runs in a group of its own
+    Job jb = b.get(30, TimeUnit.SECONDS);
+    assertThat(jb.ran).isTrue();
+    assertThat(g.queued()).isZero();
+    assertThat(groups).containsExactly(Set.of("a1"), Set.of("a2"), Set.of("b"));
   }
 
   @Test
