@@ -115,8 +115,9 @@ final class InspectCommand implements Callable<Integer> {
   }
 
   /**
-   * Prints the checkpoints that the deliveries table does not already show (a delivery shows its
-   * last checkpoint): redrives, and earlier checkpoints of a delivery.
+   * Prints the checkpoints that the deliveries table does not already show (a delivery shows the
+   * last checkpoint that ended it): redrives, progress takeovers, and earlier checkpoints of a
+   * delivery.
    */
   private static void printOtherCheckpoints(PrintWriter out, ObjectNode o) {
     JsonNode cps = o.get("checkpoints");
@@ -128,11 +129,11 @@ final class InspectCommand implements Callable<Integer> {
       for (int j = i + 1; j < cps.size(); j++) {
         JsonNode later = cps.get(j);
         if (later.path("delivery").asInt() == c.path("delivery").asInt()
-            && !"redriven".equals(later.path("kind").asText())) {
+            && Reports.endsDelivery(later.path("kind").asText())) {
           laterOfSameDelivery = true;
         }
       }
-      if (!"redriven".equals(c.path("kind").asText()) && !laterOfSameDelivery) {
+      if (Reports.endsDelivery(c.path("kind").asText()) && !laterOfSameDelivery) {
         continue; // the delivery's own row
       }
       t.row(

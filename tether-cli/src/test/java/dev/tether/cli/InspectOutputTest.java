@@ -2,6 +2,7 @@ package dev.tether.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.tether.cli.internal.CommandResult;
 import dev.tether.jdbc.Lease;
 import dev.tether.jdbc.LeaseManager;
 import dev.tether.jdbc.NewWorkItem;
@@ -13,7 +14,10 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code inspect}'s table prints each delivery and checkpoint once and the item's whole error. */
+/**
+ * {@code inspect}'s table prints each delivery and checkpoint once and the item's whole error, and
+ * a delivery that resumed from an earlier one's progress with the outcome it had.
+ */
 class InspectOutputTest {
   @TempDir Path dir;
 
@@ -44,5 +48,31 @@ class InspectOutputTest {
     assertThat(out).contains("error:            failed on attempt 1 of 1: " + summary + "\n")
         .contains("--- stderr (tail) ---\nlast words");
     assertThat(out.split("released_failed", -1)).as(out).hasSize(2); // one row: the delivery's
+  }
+
+  @Test
+  void aDeliveryThatResumedFromProgressShowsHowItEndedAndItsOutput() {
+    String db = dir.resolve("t.db").toString();
+    long id;
+    try (TetherStore s = TetherStore.open(db)) {
+      LeaseManager lm = new LeaseManager(s, "test");
+      id = lm.enqueue(NewWorkItem.builder("default")
+          .input("{\"argv\":[\"true\"],\"shell\":false,\"liveness\":\"output\",\"env\":{}}").build());
+      Lease first = lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
+      lm.checkpoint(first.itemId(), first.token(), "step 2".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      lm.handBack(first.itemId(), first.token(), Duration.ZERO);
+      // delivery 2 starts from delivery 1's progress (a progress_taken_over checkpoint) and succeeds
+      Lease second = lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
+      assertThat(second.deliveryCount()).isEqualTo(2);
+      String result = new CommandResult(0, 1200, "resumed at step 3\ndone\n", "", 23, 0, 2, null, null).toJson();
+      lm.release(second.itemId(), second.token(), true, result, null);
+    }
+    String out = inspect(db, id);
+    // the deliveries table: delivery 2 completed (it showed its takeover as its outcome before)
+    assertThat(out).as(out).containsPattern("(?m)^2 +completed ");
+    assertThat(out).as(out).containsPattern("(?m)^1 +handed_back ");
+    // the takeover is listed with the other checkpoints, once
+    assertThat(out.split("progress_taken_over", -1)).as(out).hasSize(2);
+    assertThat(out).as(out).contains("--- stdout (tail) of delivery 2, completed ---\nresumed at step 3\ndone");
   }
 }

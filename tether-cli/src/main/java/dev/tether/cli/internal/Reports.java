@@ -170,7 +170,7 @@ public final class Reports {
       a.put("delivery", d);
       Checkpoint last = null;
       for (Checkpoint c : w.checkpoints()) {
-        if (c.deliveryCount() == d && !Checkpoint.REDRIVEN.equals(c.kind())) {
+        if (c.deliveryCount() == d && endsDelivery(c.kind())) {
           last = c;
         }
       }
@@ -197,6 +197,19 @@ public final class Reports {
       a.put("stderr_tail", stderr);
     }
     return o;
+  }
+
+  /**
+   * Whether a checkpoint of {@code kind} says how a delivery ended: every kind but a redrive (an
+   * operator's action between deliveries) and a progress takeover (written as a delivery starts;
+   * that delivery's outcome is a later checkpoint, or the item's own status while it is the
+   * current one).
+   *
+   * @param kind a checkpoint's kind
+   * @return whether it ends a delivery
+   */
+  public static boolean endsDelivery(String kind) {
+    return !Checkpoint.REDRIVEN.equals(kind) && !Checkpoint.PROGRESS_TAKEN_OVER.equals(kind);
   }
 
   /** Milliseconds from {@code then} to {@code now}, never negative, or null. */
