@@ -97,6 +97,35 @@ class DistributionIT {
   }
 
   @Test
+  void everyRelativeLinkOfTheArchivesDocumentationResolvesInsideIt() throws Exception {
+    List<Path> pages = new ArrayList<>();
+    try (java.util.stream.Stream<Path> all = Files.walk(home)) {
+      all.filter(f -> f.toString().endsWith(".md") && !f.startsWith(home.resolve("licenses")))
+          .forEach(pages::add);
+    }
+    assertThat(pages).contains(home.resolve("README.md"), home.resolve("docs/CLI.md"));
+    java.util.regex.Pattern link = java.util.regex.Pattern.compile("\\]\\(([^)\\s]+)\\)");
+    List<String> broken = new ArrayList<>();
+    int checked = 0;
+    for (Path page : pages) {
+      java.util.regex.Matcher m = link.matcher(Files.readString(page, StandardCharsets.UTF_8));
+      while (m.find()) {
+        String target = m.group(1);
+        if (target.matches("^(https?:|mailto:|#).*")) {
+          continue;
+        }
+        checked++;
+        Path resolved = page.getParent().resolve(target.replaceFirst("#.*$", "")).normalize();
+        if (!resolved.startsWith(home) || !Files.exists(resolved)) {
+          broken.add(home.relativize(page) + " -> " + target);
+        }
+      }
+    }
+    assertThat(checked).as("relative links checked").isGreaterThan(10);
+    assertThat(broken).as("links that lead nowhere in the unpacked archive").isEmpty();
+  }
+
+  @Test
   void launcherPrintsTheVersionAndTheCommitOfTheBuild() throws Exception {
     Run v = tether("--version");
     assertThat(v.code()).as(v.err()).isZero();
