@@ -31,10 +31,11 @@ import org.springframework.core.ResolvableType;
 import org.springframework.util.ClassUtils;
 
 /**
- * Auto-configuration of Tether: a {@link TetherStore} on the application's {@code DataSource}
- * (else on {@code tether.store.url}, else on the SQLite file {@code tether.db}), a {@link
- * TetherQueues} to send messages inside the caller's transactions, and {@link TetherWorkers}
- * running every {@link TetherHandler} bean.
+ * Auto-configuration of Tether: a {@link TetherStore} on {@code tether.store.url} when it is set
+ * (a pool of Tether's own), else on the application's {@code DataSource}, else on the SQLite file
+ * {@code tether.db}; a {@link TetherQueues} to send messages, inside the caller's transactions
+ * when the store is on the application's {@code DataSource}; and {@link TetherWorkers} running
+ * every {@link TetherHandler} bean.
  */
 // by name: Boot's DataSource auto-configuration is on the classpath only when the application
 // brings it (spring-boot-jdbc is an optional dependency of the starter)
