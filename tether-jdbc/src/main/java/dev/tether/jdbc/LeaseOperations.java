@@ -27,12 +27,14 @@ final class LeaseOperations {
   /**
    * A delivery's latest output on its item's row (see {@link #recordOutput}). Parameters: the two
    * tails, the instant of the last output (null: keep), twice the instant of the last beat (null:
-   * keep), id, token.
+   * keep; never before the lease was taken), id, token. Every parameter is compared with or
+   * coalesced into a column, so PostgreSQL knows its type when it is null (a bare {@code ? IS
+   * NULL} it could not type, and the statement failed for an unknown beat).
    */
   static final String RECORD_OUTPUT =
       "UPDATE tether_work_items SET stdout_tail = ?, stderr_tail = ?, output_at = COALESCE(?, output_at),"
-          + " output_delivery = delivery_count, heartbeat_at = CASE WHEN ? IS NULL THEN heartbeat_at"
-          + " WHEN ? < lease_acquired_at THEN lease_acquired_at ELSE ? END"
+          + " output_delivery = delivery_count, heartbeat_at = CASE WHEN ? < lease_acquired_at"
+          + " THEN lease_acquired_at ELSE COALESCE(?, heartbeat_at) END"
           + " WHERE id = ? AND lease_token = ? AND status = 'in_progress'";
 
   /** Backoff before a failed item is retried. */
@@ -106,9 +108,8 @@ final class LeaseOperations {
     Instant beat = output.sinceLastBeat() == null ? null : now.minus(output.sinceLastBeat());
     engine.setInstant(ps, 4, beat);
     engine.setInstant(ps, 5, beat);
-    engine.setInstant(ps, 6, beat);
-    ps.setLong(7, id);
-    ps.setLong(8, token);
+    ps.setLong(6, id);
+    ps.setLong(7, token);
   }
 
   /** Completes a held item with its output. */

@@ -188,6 +188,31 @@ abstract class OutputTailCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void outputWhoseAgesAreUnknownKeepsTheRowsInstantsOnARenewalAndAHandBack() {
+    JdbcMailbox<String, String> m = mailbox();
+    String id = m.send("work");
+    Message<String, String> d = receive(m);
+    clock.advance(Duration.ofSeconds(5));
+    // null ages: "unknown" (OutputTail allows it); PostgreSQL could not type the null before
+    d.reportOutput(() -> new OutputTail("no clock here\n", "", 14, null, null));
+    d.extendVisibility(LEASE);
+    WorkItem renewed = item(id);
+    assertThat(renewed.stdoutTail()).isEqualTo("no clock here\n");
+    // the renewal's own beat: with the beat's age unknown, the output does not move it
+    assertThat(renewed.heartbeatAt()).isEqualTo(clock.instant());
+    assertThat(renewed.leaseExpiresAt()).isEqualTo(clock.instant().plus(LEASE));
+
+    d.reportOutput(() -> new OutputTail("no clock here\nbye\n", "", 18, null, null));
+    d.handBack();
+    WorkItem back = item(id);
+    assertThat(back.status()).isEqualTo(WorkStatus.PENDING);
+    assertThat(back.attempts()).as("a hand-back is not charged").isZero();
+    Checkpoint handedBack = back.checkpoints().stream()
+        .filter(c -> c.kind().equals(Checkpoint.HANDED_BACK)).findFirst().orElseThrow();
+    assertThat(handedBack.stdoutTail()).isEqualTo("no clock here\nbye\n");
+  }
+
+  @Test
   void tailsAreBoundedToTheirEnd() {
     String longText = "a".repeat(OutputTail.MAX_CHARS) + "END";
     OutputTail t = new OutputTail(longText, "", longText.length(), null, null);
