@@ -98,8 +98,10 @@ final class OperatorActions {
     int max;
     String status;
     try (PreparedStatement sel = c.prepareStatement(
+        // locked (PostgreSQL) as cancel locks it: the update below keeps the budget read here,
+        // which another operator's redrive and cancel committed meanwhile would otherwise change
         "SELECT delivery_count, attempts, max_attempts, status FROM tether_work_items WHERE id = ?"
-            + " AND status IN ('failed', 'cancelled')")) {
+            + " AND status IN ('failed', 'cancelled')" + engine.forUpdate())) {
       sel.setLong(1, id);
       try (ResultSet rs = sel.executeQuery()) {
         if (!rs.next()) {
