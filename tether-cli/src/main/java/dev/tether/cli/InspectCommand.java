@@ -116,8 +116,8 @@ final class InspectCommand implements Callable<Integer> {
 
   /**
    * Prints the checkpoints that the deliveries table does not already show (a delivery shows the
-   * last checkpoint that ended it): redrives, progress takeovers, and earlier checkpoints of a
-   * delivery.
+   * last checkpoint that ended it): redrives, progress takeovers, cancellations of a pending
+   * item, and earlier checkpoints of a delivery.
    */
   private static void printOtherCheckpoints(PrintWriter out, ObjectNode o) {
     JsonNode cps = o.get("checkpoints");
@@ -129,11 +129,11 @@ final class InspectCommand implements Callable<Integer> {
       for (int j = i + 1; j < cps.size(); j++) {
         JsonNode later = cps.get(j);
         if (later.path("delivery").asInt() == c.path("delivery").asInt()
-            && Reports.endsDelivery(later.path("kind").asText())) {
+            && later.path("ends_delivery").asBoolean()) {
           laterOfSameDelivery = true;
         }
       }
-      if (Reports.endsDelivery(c.path("kind").asText()) && !laterOfSameDelivery) {
+      if (c.path("ends_delivery").asBoolean() && !laterOfSameDelivery) {
         continue; // the delivery's own row
       }
       t.row(

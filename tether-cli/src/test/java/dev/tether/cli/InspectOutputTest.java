@@ -75,4 +75,24 @@ class InspectOutputTest {
     assertThat(out.split("progress_taken_over", -1)).as(out).hasSize(2);
     assertThat(out).as(out).contains("--- stdout (tail) of delivery 2, completed ---\nresumed at step 3\ndone");
   }
+
+  @Test
+  void cancellingAPendingItemDoesNotTakeOverItsLastDeliverysOutcome() {
+    String db = dir.resolve("t.db").toString();
+    long id;
+    try (TetherStore s = TetherStore.open(db)) {
+      LeaseManager lm = new LeaseManager(s, "test");
+      id = lm.enqueue(NewWorkItem.builder("default")
+          .input("{\"argv\":[\"true\"],\"shell\":false,\"liveness\":\"output\",\"env\":{}}").build());
+      Lease l = lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
+      lm.handBack(l.itemId(), l.token(), Duration.ZERO,
+          new dev.tether.mailbox.OutputTail("draining\n", "", 9, Duration.ZERO, Duration.ZERO));
+      assertThat(new dev.tether.jdbc.QueueAdmin(s).cancel(id, "not needed")).isTrue();
+    }
+    String out = inspect(db, id);
+    // delivery 1 ended handed back, with its output; the cancel of the pending item came after
+    assertThat(out).as(out).containsPattern("(?m)^1 +handed_back ");
+    assertThat(out).as(out).contains("--- stdout (tail) of delivery 1, handed_back ---\ndraining");
+    assertThat(out).as(out).containsPattern("(?m)^cancelled +1 ");
+  }
 }

@@ -69,7 +69,7 @@ final class DefaultItemView implements TetherDashboard.ItemView {
       a.put("delivery", d);
       Checkpoint last = null;
       for (Checkpoint c : w.checkpoints()) {
-        if (c.deliveryCount() == d && !Checkpoint.REDRIVEN.equals(c.kind())) {
+        if (c.deliveryCount() == d && c.endsDelivery()) {
           last = c;
         }
       }

@@ -235,6 +235,20 @@ abstract class DashboardApiContract {
   }
 
   @Test
+  void aDeliveryThatResumedFromProgressHasTheOutcomeItEndedWith() throws Exception {
+    long id = enqueue("resume", 1, "job").get(0);
+    Lease first = leases.acquire("resume", LEASE).orElseThrow();
+    leases.checkpoint(id, first.token(), "step 2".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    leases.handBack(id, first.token(), Duration.ZERO);
+    Lease second = leases.acquire("resume", LEASE).orElseThrow(); // takes over delivery 1's progress
+    leases.complete(id, second.token(), null);
+    JsonNode o = json("api/item?id=" + id);
+    assertThat(o.get("checkpoints").get(1).get("kind").asText()).isEqualTo("progress_taken_over");
+    assertThat(o.get("deliveries").get(0).get("outcome").asText()).isEqualTo("handed_back");
+    assertThat(o.get("deliveries").get(1).get("outcome").asText()).isEqualTo("completed");
+  }
+
+  @Test
   void mutationsNeedPostAndTheToken() throws Exception {
     long id = failedItem("boom");
     assertThat(get("api/requeue?id=" + id).statusCode()).isEqualTo(405);

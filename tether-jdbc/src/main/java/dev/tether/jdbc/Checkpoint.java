@@ -54,4 +54,18 @@ public record Checkpoint(
    * its reason names that delivery and when it wrote the checkpoint.
    */
   public static final String PROGRESS_TAKEN_OVER = "progress_taken_over";
+
+  /**
+   * Whether this entry says how the delivery it names ended: every entry but a redrive (an
+   * operator's action between deliveries), a progress takeover (written as its delivery starts)
+   * and the cancellation of an item no lease held (a pending item, whose last delivery had
+   * already ended with an entry of its own). A delivery's outcome is the last such entry of it;
+   * the current delivery has none until it ends.
+   *
+   * @return whether it ends a delivery
+   */
+  public boolean endsDelivery() {
+    return !REDRIVEN.equals(kind) && !PROGRESS_TAKEN_OVER.equals(kind)
+        && !(CANCELLED.equals(kind) && leaseToken == null);
+  }
 }

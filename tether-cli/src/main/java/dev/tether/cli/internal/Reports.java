@@ -149,6 +149,7 @@ public final class Reports {
       n.put("last_heartbeat", str(c.lastHeartbeat()));
       n.put("reason", c.reason());
       n.put("at", str(c.createdAt()));
+      n.put("ends_delivery", c.endsDelivery());
     }
     o.put("heartbeat_age_ms", age(w.heartbeatAt(), now));
     ObjectNode live = o.putObject("output");
@@ -170,7 +171,7 @@ public final class Reports {
       a.put("delivery", d);
       Checkpoint last = null;
       for (Checkpoint c : w.checkpoints()) {
-        if (c.deliveryCount() == d && endsDelivery(c.kind())) {
+        if (c.deliveryCount() == d && c.endsDelivery()) {
           last = c;
         }
       }
@@ -197,19 +198,6 @@ public final class Reports {
       a.put("stderr_tail", stderr);
     }
     return o;
-  }
-
-  /**
-   * Whether a checkpoint of {@code kind} says how a delivery ended: every kind but a redrive (an
-   * operator's action between deliveries) and a progress takeover (written as a delivery starts;
-   * that delivery's outcome is a later checkpoint, or the item's own status while it is the
-   * current one).
-   *
-   * @param kind a checkpoint's kind
-   * @return whether it ends a delivery
-   */
-  public static boolean endsDelivery(String kind) {
-    return !Checkpoint.REDRIVEN.equals(kind) && !Checkpoint.PROGRESS_TAKEN_OVER.equals(kind);
   }
 
   /** Milliseconds from {@code then} to {@code now}, never negative, or null. */
