@@ -12,9 +12,9 @@ import org.slf4j.LoggerFactory;
  * and purging old completed items. (Requeueing failed items is {@link LeaseManager#redrive}.)
  *
  * <p><b>Cancel is fencing.</b> {@link #cancel} finalizes a pending or in-progress item to {@code
- * failed} and clears its lease token in one transaction, so a worker that still runs the item is
- * refused on its next renew, complete or release ({@link LeaseExpiredException}) and can never
- * complete it afterwards.
+ * cancelled} and clears its lease token in one transaction, so a worker that still runs the item
+ * is refused on its next renew, complete or release ({@link ItemCancelledException}, a {@link
+ * LeaseLostException}) and can never complete it afterwards.
  *
  * <p><b>Time.</b> Instants come from the given clock, else the store's, else the database clock
  * (PostgreSQL {@code clock_timestamp()}) or the system clock (SQLite), never from the caller's
@@ -56,7 +56,7 @@ public final class QueueAdmin {
   /**
    * Cancels a {@code pending} or {@code in_progress} item, whatever lease holds it: the item
    * becomes {@code cancelled} with {@code reason} as its error, its lease token is cleared (a holder's
-   * later renew, complete, release or hand-back throws {@link LeaseExpiredException} and changes
+   * later renew, complete, release or hand-back throws {@link ItemCancelledException} and changes
    * nothing), and a {@link Checkpoint#CANCELLED} checkpoint records the holder, token, delivery
    * and reason. A cancelled item can be requeued with {@link LeaseManager#redrive}.
    *
