@@ -19,6 +19,10 @@ import org.junit.jupiter.api.io.TempDir;
  * a delivery that resumed from an earlier one's progress with the outcome it had.
  */
 class InspectOutputTest {
+  /** The payload of {@code tether enqueue -- true}. */
+  private static final String TRUE_COMMAND =
+      "{\"argv\":[\"true\"],\"shell\":false,\"liveness\":\"output\",\"env\":{}}";
+
   @TempDir Path dir;
 
   private String inspect(String db, long id) {
@@ -56,8 +60,7 @@ class InspectOutputTest {
     long id;
     try (TetherStore s = TetherStore.open(db)) {
       LeaseManager lm = new LeaseManager(s, "test");
-      id = lm.enqueue(NewWorkItem.builder("default")
-          .input("{\"argv\":[\"true\"],\"shell\":false,\"liveness\":\"output\",\"env\":{}}").build());
+      id = lm.enqueue(NewWorkItem.builder("default").input(TRUE_COMMAND).build());
       Lease first = lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
       lm.checkpoint(first.itemId(), first.token(), "step 2".getBytes(java.nio.charset.StandardCharsets.UTF_8));
       lm.handBack(first.itemId(), first.token(), Duration.ZERO);
@@ -82,8 +85,7 @@ class InspectOutputTest {
     long id;
     try (TetherStore s = TetherStore.open(db)) {
       LeaseManager lm = new LeaseManager(s, "test");
-      id = lm.enqueue(NewWorkItem.builder("default")
-          .input("{\"argv\":[\"true\"],\"shell\":false,\"liveness\":\"output\",\"env\":{}}").build());
+      id = lm.enqueue(NewWorkItem.builder("default").input(TRUE_COMMAND).build());
       Lease l = lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
       lm.handBack(l.itemId(), l.token(), Duration.ZERO,
           new dev.tether.mailbox.OutputTail("draining\n", "", 9, Duration.ZERO, Duration.ZERO));
