@@ -31,6 +31,9 @@ import org.slf4j.LoggerFactory;
  *       worker dies, even by SIGKILL, so a redelivered item never runs beside an orphan of its
  *       previous delivery. (The signal goes to the direct child, the program itself; processes it
  *       started are not covered.) Without {@code setpriv} this is logged once as a warning.
+ *   <li>Where util-linux {@code setsid} works, the child starts in a session and process group of
+ *       its own: a terminal's Ctrl-C or hang-up reaches the worker, which drains, and not its
+ *       commands directly.
  *   <li>Standard output and error are read in chunks on two {@code tether-output-*} threads; each
  *       chunk lands in a bounded tail, is counted, and beats. The tails are reported to the work
  *       context ({@link WorkContext#reportOutput}), so that the store keeps them with the
@@ -143,7 +146,8 @@ public final class ProcessRunner {
     env.putAll(extraEnv);
     env.putAll(spec.env());
     pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-    List<String> launcher = parentDeathLauncher();
+    List<String> launcher = new ArrayList<>(parentDeathLauncher());
+    launcher.addAll(sessionLauncher());
     if (launcher.isEmpty()) {
       pb.command(argv);
     } else {
@@ -277,6 +281,56 @@ public final class ProcessRunner {
   }
 
   private static volatile List<String> parentDeathLauncher;
+  private static volatile List<String> sessionLauncher;
+
+  /**
+   * The command prefix that starts a child in a session (and process group) of its own ({@code
+   * setsid}, util-linux), or an empty list where none works. In the worker's process group a
+   * command got the worker's terminal signals directly: Ctrl-C in a terminal (SIGINT to the whole
+   * foreground group) or a closing terminal (SIGHUP) killed every running command at once, which
+   * then failed and was charged, where the worker promises a drain and hand-backs. Probed once.
+   * (A child that Java starts is never a group leader, so {@code setsid} does not fork: the
+   * process the worker watches and signals is the command itself.)
+   */
+  static List<String> sessionLauncher() {
+    List<String> l = sessionLauncher;
+    if (l == null) {
+      synchronized (ProcessRunner.class) {
+        l = sessionLauncher;
+        if (l == null) {
+          l = probeSessionLauncher();
+          sessionLauncher = l;
+        }
+      }
+    }
+    return l;
+  }
+
+  private static List<String> probeSessionLauncher() {
+    for (String path : List.of("/usr/bin/setsid", "/bin/setsid")) {
+      if (!new File(path).canExecute()) {
+        continue;
+      }
+      try {
+        Process p = new ProcessBuilder(path, "true")
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+        if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
+          return List.of(path);
+        }
+        p.destroyForcibly();
+      } catch (IOException e) {
+        log.debug("Cannot run {}: {}", path, e.getMessage());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return List.of();
+      }
+    }
+    log.warn("No working setsid (util-linux) found: commands share the worker's process group, so"
+        + " Ctrl-C or a closing terminal signals them directly instead of letting the worker drain");
+    return List.of();
+  }
 
   /**
    * The command prefix that gives a child the parent-death signal SIGKILL ({@code setpriv

@@ -197,6 +197,22 @@ class ProcessRunnerTest {
   }
 
   @Test
+  void aCommandRunsInAProcessGroupOfItsOwnNotTheWorkers() throws Exception {
+    // Ctrl-C in a terminal signals the whole foreground group: in the worker's group a command
+    // died of it at once (exit 130) and was charged, instead of the worker draining it
+    assertThat(ProcessRunner.sessionLauncher()).as("setsid (util-linux) on this machine").isNotEmpty();
+    CommandResult r = run(sh("echo $$; cut -d' ' -f5,6 /proc/$$/stat"), WorkContext.of(heartbeat));
+    assertThat(r.exitStatus()).as(r.stderrTail()).isZero();
+    String[] lines = r.stdoutTail().strip().split("\n");
+    long pid = Long.parseLong(lines[0].strip());
+    String[] groupAndSession = lines[1].strip().split(" ");
+    long myGroup = Long.parseLong(Files.readString(java.nio.file.Path.of("/proc/self/stat"))
+        .replaceFirst("^.*\\) ", "").split(" ")[2]);
+    assertThat(Long.parseLong(groupAndSession[0])).as("its process group").isEqualTo(pid).isNotEqualTo(myGroup);
+    assertThat(Long.parseLong(groupAndSession[1])).as("its session").isEqualTo(pid);
+  }
+
+  @Test
   void argumentsAreNeverInterpretedByAShell() throws Exception {
     CommandResult r = run(CommandSpec.of(List.of("echo", "$HOME", "a;b", "*")), WorkContext.of(heartbeat));
     assertThat(r.stdoutTail()).isEqualTo("$HOME a;b *\n");
