@@ -280,8 +280,11 @@ public final class ProcessRunner {
     return flushed;
   }
 
-  private static volatile List<String> parentDeathLauncher;
-  private static volatile List<String> sessionLauncher;
+  /** The command prefixes, probed once, when a command first starts (the holder idiom). */
+  private static final class Launchers {
+    static final List<String> PARENT_DEATH = probeParentDeathLauncher();
+    static final List<String> SESSION = probeSessionLauncher();
+  }
 
   /**
    * The command prefix that starts a child in a session (and process group) of its own ({@code
@@ -293,17 +296,7 @@ public final class ProcessRunner {
    * process the worker watches and signals is the command itself.)
    */
   static List<String> sessionLauncher() {
-    List<String> l = sessionLauncher;
-    if (l == null) {
-      synchronized (ProcessRunner.class) {
-        l = sessionLauncher;
-        if (l == null) {
-          l = probeSessionLauncher();
-          sessionLauncher = l;
-        }
-      }
-    }
-    return l;
+    return Launchers.SESSION;
   }
 
   private static List<String> probeSessionLauncher() {
@@ -312,14 +305,9 @@ public final class ProcessRunner {
         continue;
       }
       try {
-        Process p = new ProcessBuilder(path, "true")
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
-        if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
+        if (probeExit(List.of(path, "true")) == 0) {
           return List.of(path);
         }
-        p.destroyForcibly();
       } catch (IOException e) {
         log.debug("Cannot run {}: {}", path, e.getMessage());
       } catch (InterruptedException e) {
@@ -338,17 +326,7 @@ public final class ProcessRunner {
    * process by running {@code setpriv --pdeathsig KILL -- true}.
    */
   static List<String> parentDeathLauncher() {
-    List<String> l = parentDeathLauncher;
-    if (l == null) {
-      synchronized (ProcessRunner.class) {
-        l = parentDeathLauncher;
-        if (l == null) {
-          l = probeParentDeathLauncher();
-          parentDeathLauncher = l;
-        }
-      }
-    }
-    return l;
+    return Launchers.PARENT_DEATH;
   }
 
   private static List<String> probeParentDeathLauncher() {
@@ -361,17 +339,13 @@ public final class ProcessRunner {
       List<String> probe = new ArrayList<>(prefix);
       probe.add("true");
       try {
-        Process p = new ProcessBuilder(probe)
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
-        if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
+        int exit = probeExit(probe);
+        if (exit == 0) {
           log.debug("Commands start through {}: they die with the worker", prefix);
           return prefix;
         }
-        p.destroyForcibly();
         log.warn("{} --pdeathsig does not work here (exit {}); commands of a worker killed with "
-            + "SIGKILL will keep running", path, p.isAlive() ? "none" : p.exitValue());
+            + "SIGKILL will keep running", path, exit < 0 ? "none" : exit);
         return List.of();
       } catch (IOException e) {
         log.warn("Cannot run {} ({}); commands of a worker killed with SIGKILL will keep running",
@@ -385,6 +359,19 @@ public final class ProcessRunner {
     log.warn("No setpriv (util-linux) found: commands of a worker killed with SIGKILL will keep "
         + "running after it");
     return List.of();
+  }
+
+  /** Runs a probe command, its output discarded; its exit status, or -1 if it took over 10 s. */
+  private static int probeExit(List<String> command) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+        .start();
+    if (p.waitFor(10, TimeUnit.SECONDS)) {
+      return p.exitValue();
+    }
+    p.destroyForcibly();
+    return -1;
   }
 
   /**
