@@ -67,12 +67,7 @@ final class DefaultItemView implements TetherDashboard.ItemView {
     for (int d = 1; d <= w.deliveryCount(); d++) {
       ObjectNode a = deliveries.addObject();
       a.put("delivery", d);
-      Checkpoint last = null;
-      for (Checkpoint c : w.checkpoints()) {
-        if (c.deliveryCount() == d && c.endsDelivery()) {
-          last = c;
-        }
-      }
+      Checkpoint last = w.endOfDelivery(d).orElse(null);
       if (last != null) {
         a.put("outcome", last.kind());
         a.put("holder", last.leaseHolder());

@@ -76,7 +76,13 @@ final class Checkpoints {
     ps.setInt(12, e.deliveryCount());
   }
 
-  /** Whether a checkpoint of {@code kind} ends a delivery, and so keeps that delivery's output tails. */
+  /**
+   * Whether a checkpoint of {@code kind} keeps the output tails of the delivery it names: every
+   * kind but a redrive (an operator's action between deliveries). Which entries end their
+   * delivery is {@link Checkpoint#endsDelivery()}: a progress takeover keeps tails too (still
+   * empty as its delivery starts), and so does the cancellation of a pending item (its last
+   * delivery's, repeated).
+   */
   static boolean keepsOutput(String kind) {
     return !Checkpoint.REDRIVEN.equals(kind);
   }

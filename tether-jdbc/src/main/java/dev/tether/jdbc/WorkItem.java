@@ -3,6 +3,7 @@ package dev.tether.jdbc;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A snapshot of one work item row with its audit trail. Immutable. Two snapshots are equal when
@@ -97,6 +98,25 @@ public record WorkItem(
    */
   public String outputAsString() {
     return output == null ? null : new String(output, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Returns the audit entry that says how delivery {@code delivery} ended: the last of its
+   * entries that {@linkplain Checkpoint#endsDelivery ends a delivery}. Empty for the current
+   * delivery until it ends (its outcome is then the item's status), and when the audit trail was
+   * not loaded or has been trimmed.
+   *
+   * @param delivery the delivery, counted from 1
+   * @return the entry, if any
+   */
+  public Optional<Checkpoint> endOfDelivery(int delivery) {
+    Checkpoint last = null;
+    for (Checkpoint c : checkpoints) {
+      if (c.deliveryCount() == delivery && c.endsDelivery()) {
+        last = c;
+      }
+    }
+    return Optional.ofNullable(last);
   }
 
   @Override

@@ -104,6 +104,10 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
     assertThat(takeover.leaseToken()).isEqualTo(second.token());
     assertThat(takeover.reason()).isEqualTo("delivery 2 starts from the progress checkpoint written by"
         + " delivery 1 at " + item.progressAt());
+    // the takeover starts delivery 2, it does not end it: delivery 1 ended handed back, 2 runs on
+    assertThat(takeover.endsDelivery()).isFalse();
+    assertThat(item.endOfDelivery(1)).map(Checkpoint::kind).contains(Checkpoint.HANDED_BACK);
+    assertThat(item.endOfDelivery(2)).isEmpty();
   }
 
   @Test

@@ -169,12 +169,7 @@ public final class Reports {
     for (int d = 1; d <= w.deliveryCount(); d++) {
       ObjectNode a = deliveries.addObject();
       a.put("delivery", d);
-      Checkpoint last = null;
-      for (Checkpoint c : w.checkpoints()) {
-        if (c.deliveryCount() == d && c.endsDelivery()) {
-          last = c;
-        }
-      }
+      Checkpoint last = w.endOfDelivery(d).orElse(null);
       String stdout = null;
       String stderr = null;
       if (last != null) {
