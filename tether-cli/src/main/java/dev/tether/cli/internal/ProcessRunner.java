@@ -146,8 +146,7 @@ public final class ProcessRunner {
     env.putAll(extraEnv);
     env.putAll(spec.env());
     pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-    List<String> launcher = new ArrayList<>(parentDeathLauncher());
-    launcher.addAll(sessionLauncher());
+    List<String> launcher = Launchers.PREFIX;
     if (launcher.isEmpty()) {
       pb.command(argv);
     } else {
@@ -284,6 +283,14 @@ public final class ProcessRunner {
   private static final class Launchers {
     static final List<String> PARENT_DEATH = probeParentDeathLauncher();
     static final List<String> SESSION = probeSessionLauncher();
+    /** What every command starts behind: both, in that order. */
+    static final List<String> PREFIX = concat(PARENT_DEATH, SESSION);
+
+    private static List<String> concat(List<String> a, List<String> b) {
+      List<String> all = new ArrayList<>(a);
+      all.addAll(b);
+      return List.copyOf(all);
+    }
   }
 
   /**
