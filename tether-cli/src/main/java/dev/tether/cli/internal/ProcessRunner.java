@@ -42,8 +42,13 @@ import org.slf4j.LoggerFactory;
  *       while the child is alive, for commands that print nothing while they work (liveness then
  *       proves only that the process runs, not that it progresses).
  *   <li>When the lease is lost, shutdown is requested, the deadline passes, or the extra stop
- *       signal says so, the whole process tree is ended: SIGTERM to the descendants and the child,
- *       then SIGKILL to whatever is still alive after the grace period.
+ *       signal says so, the whole process tree is ended: SIGTERM to the child, its descendants
+ *       and every process still in its session (also those whose parent exited, as after a double
+ *       fork), then SIGKILL to whatever is still alive after the grace period.
+ *   <li>A command that exits on its own is over, with all it started: processes it left running
+ *       in its session (background jobs) are ended the same way, so that nothing of a finished
+ *       delivery runs on unsupervised beside the next. A process that left the session ({@code
+ *       setsid}, as daemons do) is not followed.
  * </ul>
  *
  * <p>Thread-safe: {@link #run} may be called by many threads at once, each for its own command;
@@ -63,6 +68,13 @@ public final class ProcessRunner {
   public static final Duration DEFAULT_KILL_GRACE = Duration.ofSeconds(3);
 
   private static final int CHUNK = 8192;
+
+  /**
+   * Commands that ran less than this long are checked for processes left in their session among
+   * the process ids handed out since they started: the kernel cannot have handed out {@code
+   * pid_max} ids (32,768 by default) in that time.
+   */
+  private static final long SHORT_LIVED_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** Receives each output chunk, for narration and logs. Called on reader threads; must be fast. */
   @FunctionalInterface
@@ -216,7 +228,7 @@ public final class ProcessRunner {
       killTree(process);
       throw e;
     } finally {
-      finishReaders(process, outReader, errReader);
+      finishReaders(process, start, outReader, errReader);
     }
     int exit = process.exitValue();
     long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -445,9 +457,13 @@ public final class ProcessRunner {
     return t;
   }
 
-  /** Waits for the process to end (killing it if it must), then for the readers to drain. */
-  private void finishReaders(Process process, Thread outReader, Thread errReader)
-      throws InterruptedException {
+  /**
+   * Waits for the process to end (killing it if it must), ends what it left running in its
+   * session, then waits for the readers to drain. Never throws {@link InterruptedException}: the
+   * command has ended either way, and its result must not be lost to an interrupt that came while
+   * its output was being read to the end (the flag is set again on return).
+   */
+  private void finishReaders(Process process, long start, Thread outReader, Thread errReader) {
     boolean interrupted = false;
     while (true) {
       try {
@@ -461,22 +477,39 @@ public final class ProcessRunner {
         killTree(process);
       }
     }
-    // Descendants that outlive the child may keep the pipes open: bound the wait, then close.
-    for (Thread t : List.of(outReader, errReader)) {
-      t.join(2000);
+    // a scan of every process costs about 10 us each: after a short command, the recent ones do
+    boolean brief = System.nanoTime() - start < SHORT_LIVED_NANOS;
+    List<ProcessHandle> left = Launchers.SESSION.isEmpty() ? List.of()
+        : brief ? SessionMembers.ofShortLived(process.pid()) : SessionMembers.of(process.pid());
+    if (!left.isEmpty()) {
+      log.info("Process {} exited leaving {} in its session (pids {}); ending {}", process.pid(),
+          left.size() == 1 ? "a process" : left.size() + " processes",
+          left.stream().map(h -> Long.toString(h.pid())).collect(java.util.stream.Collectors.joining(", ")),
+          left.size() == 1 ? "it" : "them");
+      interrupted |= end(left, () -> sessionOf(process));
     }
+    // Processes that left the session (setsid) may keep the pipes open: bound the wait, then close.
+    interrupted |= joinQuietly(outReader, 2000) | joinQuietly(errReader, 2000);
     if (outReader.isAlive() || errReader.isAlive()) {
       log.warn(
-          "Output of process {} still open after it exited (a background descendant?); closing",
+          "Output of process {} still open after it exited (a descendant that left its session?); closing",
           process.pid());
-      killDescendants(process);
       closeQuietly(process.getInputStream());
       closeQuietly(process.getErrorStream());
-      outReader.join(1000);
-      errReader.join(1000);
+      interrupted |= joinQuietly(outReader, 1000) | joinQuietly(errReader, 1000);
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Joins {@code t} for up to {@code millis}; true if interrupted meanwhile (the wait then ends). */
+  private static boolean joinQuietly(Thread t, long millis) {
+    try {
+      t.join(millis);
+      return false;
+    } catch (InterruptedException e) {
+      return true;
     }
   }
 
@@ -488,26 +521,53 @@ public final class ProcessRunner {
     }
   }
 
-  private static void killDescendants(Process process) {
-    process.descendants().forEach(ProcessHandle::destroyForcibly);
+  /**
+   * The live processes of the session the command leads (see {@link SessionMembers}); empty where
+   * commands do not start in a session of their own.
+   */
+  private static List<ProcessHandle> sessionOf(Process process) {
+    return Launchers.SESSION.isEmpty() ? List.of() : SessionMembers.of(process.pid());
   }
 
   /**
-   * Ends the process tree: SIGTERM to the child and all its descendants, SIGKILL to whatever is
-   * still alive after the grace period. Blocks at most about the grace period.
+   * Ends the process tree: SIGTERM to the child, its descendants and every process in its session
+   * (also those re-parented away from it), SIGKILL to whatever is still alive after the grace
+   * period. Blocks at most about the grace period.
    *
    * @param process the child
    */
   void killTree(Process process) {
     List<ProcessHandle> tree = new ArrayList<>();
-    process.descendants().forEach(tree::add);
     tree.add(process.toHandle());
-    for (ProcessHandle h : tree) {
+    if (end(tree, () -> {
+      List<ProcessHandle> all = new ArrayList<>();
+      process.descendants().forEach(all::add);
+      all.addAll(sessionOf(process));
+      return all;
+    })) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * SIGTERM to {@code first} and to what {@code more} finds, a wait of up to the grace period,
+   * then SIGKILL to whatever is still alive (asking {@code more} again, for processes started
+   * meanwhile). Returns whether the thread was interrupted (the waits are cut short then).
+   */
+  private boolean end(List<ProcessHandle> first, java.util.function.Supplier<List<ProcessHandle>> more) {
+    Map<Long, ProcessHandle> tree = new java.util.LinkedHashMap<>();
+    for (ProcessHandle h : more.get()) {
+      tree.putIfAbsent(h.pid(), h);
+    }
+    for (ProcessHandle h : first) {
+      tree.putIfAbsent(h.pid(), h);
+    }
+    for (ProcessHandle h : tree.values()) {
       h.destroy();
     }
     long deadline = System.nanoTime() + killGrace.toNanos();
     boolean interrupted = false;
-    for (ProcessHandle h : tree) {
+    for (ProcessHandle h : tree.values()) {
       long left = deadline - System.nanoTime();
       if (left > 0 && h.isAlive()) {
         try {
@@ -520,10 +580,12 @@ public final class ProcessRunner {
         }
       }
     }
-    // processes started meanwhile by the tree are caught here too
-    process.descendants().forEach(tree::add);
+    // processes started meanwhile are caught here too
+    for (ProcessHandle h : more.get()) {
+      tree.putIfAbsent(h.pid(), h);
+    }
     List<ProcessHandle> killed = new ArrayList<>();
-    for (ProcessHandle h : tree) {
+    for (ProcessHandle h : tree.values()) {
       if (h.isAlive()) {
         log.info("Process {} ignored SIGTERM for {}; killing it", h.pid(), dev.tether.DurationText.of(killGrace));
         h.destroyForcibly();
@@ -540,8 +602,6 @@ public final class ProcessRunner {
         log.debug("Process {} not yet gone after SIGKILL: {}", h.pid(), e.toString());
       }
     }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    return interrupted;
   }
 }

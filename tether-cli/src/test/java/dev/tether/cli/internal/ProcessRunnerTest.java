@@ -263,6 +263,123 @@ class ProcessRunnerTest {
   }
 
   @Test
+  void lostLeaseAlsoEndsProcessesWhoseParentExitedMeanwhile() throws Exception {
+    // a subshell starts a sleep in the background and exits: the sleep is re-parented and no
+    // longer a descendant of the command, but it is still in the command's session
+    AtomicBoolean lost = new AtomicBoolean();
+    WorkContext ctx = WorkContext.builder(heartbeat).leaseLost(lost::get).build();
+    long[] orphan = {-1};
+    Thread setter = new Thread(() -> {
+      while (beats.get() == 0) {
+        Thread.onSpinWait();
+      }
+      lost.set(true);
+    });
+    setter.start();
+    try {
+      CommandResult r = runner.run(sh("(sleep 60 >/dev/null 2>&1 & echo $!); sleep 60"), ctx,
+          Map.of(), () -> false, (stream, b, len) -> {
+            orphan[0] = Long.parseLong(new String(b, 0, len).trim());
+          });
+      assertThat(r.stopped()).isEqualTo(CommandResult.STOPPED_LEASE_LOST);
+      assertThat(orphan[0]).isPositive();
+      await().atMost(Duration.ofSeconds(5)).until(() -> !alive(orphan[0]));
+    } finally {
+      ProcessHandle.of(orphan[0]).ifPresent(ProcessHandle::destroyForcibly);
+    }
+  }
+
+  @Test
+  void aCommandThatExitsEndsWhatItLeftRunningInItsSession() throws Exception {
+    long background = -1;
+    try {
+      CommandResult r =
+          run(sh("sleep 60 >/dev/null 2>&1 & echo $!; exit 0"), WorkContext.of(heartbeat));
+      assertThat(r.succeeded()).as(r.stderrTail()).isTrue();
+      background = Long.parseLong(r.stdoutTail().strip());
+      long pid = background;
+      await().atMost(Duration.ofSeconds(5)).until(() -> !alive(pid));
+    } finally {
+      ProcessHandle.of(background).ifPresent(ProcessHandle::destroyForcibly);
+    }
+  }
+
+  @Test
+  void aCommandThatEndedKeepsItsResultWhenInterruptedWhileItsOutputIsReadToTheEnd()
+      throws Exception {
+    // a process that left the session keeps the output open after the command exits (the JDK
+    // closes the pipe on exit only when no reader is blocked on it: hence the second's pause
+    // before the exit): the runner waits for the readers, and an interrupt then must not turn a
+    // finished command into an interrupted one (the worker would hand back an item whose command
+    // completed)
+    long[] holder = {-1};
+    java.util.concurrent.CompletableFuture<Object> outcome = new java.util.concurrent.CompletableFuture<>();
+    Thread runnerThread = new Thread(() -> {
+      try {
+        CommandResult r = runner.run(sh("setsid sleep 30 & echo $!; sleep 1; exit 0"),
+            WorkContext.of(heartbeat), Map.of(), () -> false, (stream, b, len) -> {
+              holder[0] = Long.parseLong(new String(b, 0, len).trim());
+            });
+        outcome.complete(Thread.currentThread().isInterrupted() ? r : "not interrupted: " + r);
+      } catch (Throwable e) {
+        outcome.complete(e);
+      }
+    });
+    runnerThread.start();
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(() -> Arrays.stream(runnerThread.getStackTrace())
+          .anyMatch(f -> f.getClassName().equals(Thread.class.getName())
+              && f.getMethodName().equals("join")));
+      runnerThread.interrupt();
+      Object result = outcome.get(20, TimeUnit.SECONDS);
+      assertThat(result).isInstanceOf(CommandResult.class);
+      assertThat(((CommandResult) result).succeeded()).isTrue();
+    } finally {
+      ProcessHandle.of(holder[0]).ifPresent(ProcessHandle::destroyForcibly);
+    }
+  }
+
+  @Test
+  void sessionMembersAreReadFromProcStatWhateverTheCommandName() {
+    assertThat(SessionMembers.parseStat("123 (a b) c)) S 1 123 456 0 -1 4194560 ..."))
+        .containsExactly(456, 'S');
+    assertThat(SessionMembers.parseStat("7 (sleep) Z 1 7 7 0")).containsExactly(7, 'Z');
+    assertThat(SessionMembers.parseStat("garbage")).isNull();
+    assertThat(SessionMembers.parseStat("1 (x) S 1 x")).isNull();
+    assertThat(SessionMembers.of(ProcessHandle.current().pid() + 10_000_000L)).isEmpty();
+  }
+
+  @Test
+  void processIdsHandedOutAfterALeaderAreCountedAroundTheWrap() {
+    assertThat(SessionMembers.handedOutAfter(150, 100, 200)).isTrue();
+    assertThat(SessionMembers.handedOutAfter(100, 100, 200)).isFalse();
+    assertThat(SessionMembers.handedOutAfter(201, 100, 200)).isFalse();
+    assertThat(SessionMembers.handedOutAfter(50, 100, 200)).isFalse();
+    // the counter wrapped after the leader: ids above it, and the low ones up to the last
+    assertThat(SessionMembers.handedOutAfter(32000, 30000, 40)).isTrue();
+    assertThat(SessionMembers.handedOutAfter(40, 30000, 40)).isTrue();
+    assertThat(SessionMembers.handedOutAfter(41, 30000, 40)).isFalse();
+    assertThat(SessionMembers.handedOutAfter(29999, 30000, 40)).isFalse();
+  }
+
+  @Test
+  void aShortLivedScanFindsWhatAFullScanFinds() throws Exception {
+    Process p = new ProcessBuilder(List.of("/usr/bin/setsid", "sh", "-c", "sleep 30 & sleep 30"))
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(() -> SessionMembers.of(p.pid()).size() == 3);
+      assertThat(SessionMembers.ofShortLived(p.pid())).hasSize(2); // the leader's id is not after itself
+    } finally {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+    }
+  }
+
+  private static boolean alive(long pid) {
+    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+  }
+
+  @Test
   void extraStopSignalStopsTheCommandAsLeaseLost() throws Exception {
     AtomicBoolean probe = new AtomicBoolean();
     new Thread(() -> {
