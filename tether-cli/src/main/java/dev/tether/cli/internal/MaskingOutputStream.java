@@ -12,7 +12,9 @@ import java.nio.charset.StandardCharsets;
  * line (Tether's own messages, a library's log line, a stack trace under {@code --verbose}).
  *
  * <p>Bytes are held until a line ends, {@link #flush()} is called or {@value #MAX_LINE} bytes are
- * held; a line with nothing to mask is written as it came, byte for byte. A flush in the middle
+ * held; a line with nothing to mask is written as it came, byte for byte. A line that long is
+ * written up to its last blank (space or tab), and the rest held, so that a password, which
+ * never holds a blank, is never cut in two pieces masked apart. A flush in the middle
  * of a line writes what it has, so wrap it in a {@link java.io.PrintStream} without autoflush
  * (which would flush at every {@code print}). Thread-safe.
  */
@@ -34,8 +36,10 @@ public final class MaskingOutputStream extends FilterOutputStream {
   @Override
   public synchronized void write(int b) throws IOException {
     line.write(b);
-    if (b == '\n' || line.size() >= MAX_LINE) {
+    if (b == '\n') {
       emit();
+    } else if (line.size() >= MAX_LINE) {
+      emitLong();
     }
   }
 
@@ -52,7 +56,7 @@ public final class MaskingOutputStream extends FilterOutputStream {
     }
     line.write(b, start, end - start);
     if (line.size() >= MAX_LINE) {
-      emit();
+      emitLong();
     }
   }
 
@@ -74,6 +78,28 @@ public final class MaskingOutputStream extends FilterOutputStream {
     }
     byte[] bytes = line.toByteArray();
     line.reset();
+    writeMasked(bytes);
+  }
+
+  /**
+   * Writes a line that grew to {@value #MAX_LINE} bytes without ending: up to and with its last
+   * blank, keeping the rest; all of it if it has no blank.
+   */
+  private void emitLong() throws IOException {
+    byte[] bytes = line.toByteArray();
+    int cut = bytes.length;
+    while (cut > 0 && bytes[cut - 1] != ' ' && bytes[cut - 1] != '\t') {
+      cut--;
+    }
+    if (cut == 0) {
+      cut = bytes.length;
+    }
+    line.reset();
+    line.write(bytes, cut, bytes.length - cut);
+    writeMasked(cut == bytes.length ? bytes : java.util.Arrays.copyOf(bytes, cut));
+  }
+
+  private void writeMasked(byte[] bytes) throws IOException {
     String text = new String(bytes, StandardCharsets.UTF_8);
     String masked = StoreLocation.mask(text);
     out.write(masked.equals(text) ? bytes : masked.getBytes(StandardCharsets.UTF_8));

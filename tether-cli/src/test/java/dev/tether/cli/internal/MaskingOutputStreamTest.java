@@ -38,6 +38,24 @@ class MaskingOutputStreamTest {
   }
 
   @Test
+  void aVeryLongLineIsNeverCutInsideAPassword() throws Exception {
+    // a line longer than what is held, with a URL across the point where it is written out
+    String url = "jdbc:postgresql://u:s3cret@h/db and ?password=s3cret ";
+    for (int shift = 0; shift < url.length(); shift++) {
+      ByteArrayOutputStream sink = new ByteArrayOutputStream();
+      PrintStream err = new PrintStream(new MaskingOutputStream(sink), false, StandardCharsets.UTF_8);
+      String before = "x ".repeat((MaskingOutputStream.MAX_LINE - shift) / 2);
+      err.print(before + url + "y".repeat(100));
+      err.println();
+      err.flush();
+      String text = sink.toString(StandardCharsets.UTF_8);
+      assertThat(text).as("URL at %d", before.length()).doesNotContain("s3cret")
+          .endsWith("jdbc:postgresql://u:***@h/db and ?password=*** " + "y".repeat(100) + "\n")
+          .hasSize(before.length() + url.length() - 12 + 6 + 101);
+    }
+  }
+
+  @Test
   void aVeryLongLineIsWrittenWithoutWaitingForItsEnd() throws Exception {
     ByteArrayOutputStream sink = new ByteArrayOutputStream();
     MaskingOutputStream m = new MaskingOutputStream(sink);
