@@ -99,13 +99,14 @@ final class LeaseBatches {
       counts = ps.executeBatch();
     }
     List<TetherStoreException> out = new ArrayList<>(finishes.size());
+    LeaseDiagnosis.Refusals refusals = diagnosis.refusals(c);
     for (int i = 0; i < finishes.size(); i++) {
       if (counts[i] == Statement.SUCCESS_NO_INFO || counts[i] < 0) {
         throw new IllegalStateException("the JDBC driver did not report the update count of a"
             + " conditional completion (" + counts[i] + "); cannot tell which items completed");
       }
       Finish f = finishes.get(i);
-      out.add(counts[i] == 1 ? null : diagnosis.diagnose(c, f.id(), f.token(), "complete"));
+      out.add(counts[i] == 1 ? null : refusals.diagnose(f.id(), f.token(), "complete"));
     }
     return out;
   }
@@ -174,6 +175,7 @@ final class LeaseBatches {
       return out;
     }
     Map<LeaseKey, TetherStoreException> refusals = new HashMap<>();
+    LeaseDiagnosis.Refusals diagnoses = diagnosis.refusals(c);
     for (Renewal r : renewals) {
       Instant expiry = renewed.get().get(r.key());
       if (expiry != null) {
@@ -182,7 +184,7 @@ final class LeaseBatches {
       }
       TetherStoreException e = refusals.get(r.key());
       if (e == null) {
-        e = diagnosis.diagnose(c, r.id(), r.token(), "renew");
+        e = diagnoses.diagnose(r.id(), r.token(), "renew");
         refusals.put(r.key(), e);
       }
       out.add(new Renewed(null, e));

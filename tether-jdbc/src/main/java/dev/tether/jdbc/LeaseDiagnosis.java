@@ -33,10 +33,72 @@ final class LeaseDiagnosis {
       Connection c, List<LeaseKey> attempted, Set<LeaseKey> applied, String operation)
       throws SQLException {
     List<TetherStoreException> out = new ArrayList<>(attempted.size());
+    Refusals refusals = refusals(c);
     for (LeaseKey k : attempted) {
-      out.add(applied.remove(k) ? null : diagnose(c, k.id(), k.token(), operation));
+      out.add(applied.remove(k) ? null : refusals.diagnose(k.id(), k.token(), operation));
     }
     return out;
+  }
+
+  /**
+   * Diagnoses the refused members of one statement that has just run on {@code c}, whose
+   * applied members are committed already if {@code c} auto-commits.
+   *
+   * @param c the connection the statement ran on
+   * @return the diagnoses, one {@link Refusals#diagnose} per refused member
+   * @throws SQLException if the connection cannot say whether it auto-commits
+   */
+  Refusals refusals(Connection c) throws SQLException {
+    return new Refusals(c, c.getAutoCommit());
+  }
+
+  /**
+   * The diagnoses of one statement's refused members. In a transaction, a diagnosis that fails
+   * fails the transaction, and with it every member, as it should. After an auto-committed
+   * statement the applied members are committed: a diagnosis that fails then (the connection
+   * lost in the moment between) must not report them failed too, so that refusal, and every one
+   * after it, is a {@link LeaseExpiredException} that says its reason could not be read. (A
+   * refused member changed nothing, and its lease is not held through its token.) Not
+   * thread-safe: one per statement.
+   */
+  final class Refusals {
+    private final Connection c;
+    private final boolean committed;
+    private SQLException lost;
+
+    private Refusals(Connection c, boolean committed) {
+      this.c = c;
+      this.committed = committed;
+    }
+
+    /**
+     * Works out why the member on (id, token) matched nothing.
+     *
+     * @param id the item
+     * @param token the member's lease token
+     * @param operation what the member did, for the message
+     * @return the exception that explains the refusal
+     * @throws SQLException if the diagnosis failed inside a transaction
+     */
+    TetherStoreException diagnose(long id, long token, String operation) throws SQLException {
+      if (lost == null) {
+        try {
+          return LeaseDiagnosis.this.diagnose(c, id, token, operation);
+        } catch (SQLException e) {
+          if (!committed) {
+            throw e;
+          }
+          lost = e;
+        }
+      }
+      LeaseExpiredException refused = new LeaseExpiredException(
+          "cannot " + operation + " work item " + id + " with lease token " + token
+              + ": the store refused it (the lease is not held through this token; nothing was"
+              + " changed), and reading why failed: " + lost.getMessage() + "; stop working on it",
+          id, token, null, null);
+      refused.initCause(lost);
+      return refused;
+    }
   }
 
   /** Works out why a conditional {@code operation} on (id, token) matched nothing. */

@@ -1,0 +1,100 @@
+package dev.tether.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A group's refused completions are diagnosed after its statement. When that statement was
+ * auto-committed (the group commit's one-statement paths on PostgreSQL), a connection lost in the
+ * moment between must not report the committed members failed: their items are completed, and a
+ * caller told otherwise would let their leases run out and be charged. Inside a transaction the
+ * failure fails the whole, which commits nothing. The connection is cut by a real TCP proxy.
+ */
+class PostgresLeaseDiagnosisTest {
+  private static final Duration LEASE = Duration.ofMinutes(5);
+  private static final Instant NOW = Instant.now();
+  private final PostgresTestSchema db = new PostgresTestSchema("tether_t_");
+  private TetherStore store;
+  private LeaseManager leases;
+
+  @BeforeEach
+  void open() {
+    store = TetherStore.open(db.url(), TetherStoreConfig.builder().notifications(false).build());
+    leases = new LeaseManager(store, "w");
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+    db.close();
+  }
+
+  @Test
+  void aConnectionLostWhileDiagnosingAfterAnAutoCommittedGroupKeepsTheCommittedMembers()
+      throws Exception {
+    Lease done = leased();
+    Lease stale = leased();
+    List<LeaseBatches.Finish> finishes = List.of(finish(done.itemId(), done.token()),
+        finish(stale.itemId(), stale.token() + 1)); // a token the store never handed out
+    try (TcpProxy proxy = new TcpProxy(db.url());
+        Connection c = DriverManager.getConnection(proxy.url(db.url()))) {
+      c.setAutoCommit(true);
+      Set<LeaseKey> applied =
+          store.storeEngine().completeInOneStatement(c, finishes).orElseThrow();
+      proxy.cut();
+      List<TetherStoreException> out = new LeaseDiagnosis(store.storeEngine())
+          .outcomes(c, keys(finishes), applied, "complete");
+      assertThat(out.get(0)).as("the applied completion").isNull();
+      assertThat(out.get(1)).isInstanceOf(LeaseExpiredException.class)
+          .hasMessageContaining("cannot complete work item " + stale.itemId())
+          .hasMessageContaining("reading why failed")
+          .hasCauseInstanceOf(SQLException.class);
+    }
+    assertThat(leases.find(done.itemId()).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
+    assertThat(leases.find(stale.itemId()).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+  }
+
+  @Test
+  void aConnectionLostWhileDiagnosingInsideATransactionFailsTheWhole() throws Exception {
+    Lease done = leased();
+    Lease stale = leased();
+    List<LeaseBatches.Finish> finishes = List.of(finish(done.itemId(), done.token()),
+        finish(stale.itemId(), stale.token() + 1));
+    try (TcpProxy proxy = new TcpProxy(db.url());
+        Connection c = DriverManager.getConnection(proxy.url(db.url()))) {
+      c.setAutoCommit(false);
+      Set<LeaseKey> applied =
+          store.storeEngine().completeInOneStatement(c, finishes).orElseThrow();
+      proxy.cut();
+      assertThatThrownBy(() -> new LeaseDiagnosis(store.storeEngine())
+          .outcomes(c, keys(finishes), applied, "complete"))
+          .isInstanceOf(SQLException.class);
+    }
+    // nothing was committed: the server rolled the transaction back with the connection
+    assertThat(leases.find(done.itemId()).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+  }
+
+  private Lease leased() {
+    leases.enqueue(NewWorkItem.of("q", "job"));
+    return leases.acquire("q", LEASE).orElseThrow();
+  }
+
+  private static LeaseBatches.Finish finish(long id, long token) {
+    return new LeaseBatches.Finish(id, token, null, NOW); // one instant: one statement
+  }
+
+  private static List<LeaseKey> keys(List<LeaseBatches.Finish> finishes) {
+    return finishes.stream().map(LeaseBatches.Finish::key).toList();
+  }
+}
