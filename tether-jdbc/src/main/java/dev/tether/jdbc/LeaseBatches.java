@@ -12,15 +12,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Completions and renewals of many leases at once (the group committer's and the renewal
  * batcher's), each conditional on (id, token, status) and refused on its own: in one statement
  * where the engine has one, else one batched statement per lease. Methods run on the caller's
- * connection inside the caller's transaction. Stateless apart from its collaborators, so
- * thread-safe.
+ * connection, inside the caller's transaction or, on PostgreSQL's one-statement paths,
+ * auto-committed statement by statement ({@link StoreEngine#committedAlone}). Stateless apart
+ * from its collaborators, so thread-safe.
  */
 final class LeaseBatches {
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseBatches.class);
+
   /**
    * One completion: the lease, its output, and the instant it completes at (null only where the
    * engine's one statement reads the database clock itself).
@@ -118,7 +123,18 @@ final class LeaseBatches {
    */
   List<Renewed> renewAll(Connection c, List<Renewal> renewals) throws SQLException {
     List<Renewed> out = renewLeases(c, renewals);
-    writeOutputs(c, renewals, out);
+    boolean renewalsCommitted = engine.committedAlone(c);
+    try {
+      writeOutputs(c, renewals, out);
+    } catch (SQLException e) {
+      if (!renewalsCommitted) {
+        throw e; // one transaction: nothing of it holds
+      }
+      // The extensions committed on their own: they hold, only their output tails are lost (a
+      // later extension or the ending writes newer ones). Failing the batch would tell callers
+      // their leases were not extended.
+      LOG.warn("Lease extensions committed, but writing their output tails failed: {}", e.getMessage());
+    }
     return out;
   }
 

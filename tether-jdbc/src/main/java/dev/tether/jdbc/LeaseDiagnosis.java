@@ -34,8 +34,17 @@ final class LeaseDiagnosis {
       throws SQLException {
     List<TetherStoreException> out = new ArrayList<>(attempted.size());
     Refusals refusals = refusals(c);
+    Set<LeaseKey> appliedHere = new java.util.HashSet<>();
     for (LeaseKey k : attempted) {
-      out.add(applied.remove(k) ? null : refusals.diagnose(k.id(), k.token(), operation));
+      if (applied.remove(k)) {
+        appliedHere.add(k);
+        out.add(null);
+      } else if (appliedHere.contains(k) && "complete".equals(operation)) {
+        // the same lease completed earlier in this statement: finalized by this lease, no read
+        out.add(new ItemFinalizedException(k.id(), k.token(), WorkStatus.COMPLETED.dbValue()));
+      } else {
+        out.add(refusals.diagnose(k.id(), k.token(), operation));
+      }
     }
     return out;
   }
@@ -49,7 +58,7 @@ final class LeaseDiagnosis {
    * @throws SQLException if the connection cannot say whether it auto-commits
    */
   Refusals refusals(Connection c) throws SQLException {
-    return new Refusals(c, c.getAutoCommit());
+    return new Refusals(c, engine.committedAlone(c));
   }
 
   /**
@@ -57,8 +66,9 @@ final class LeaseDiagnosis {
    * fails the transaction, and with it every member, as it should. After an auto-committed
    * statement the applied members are committed: a diagnosis that fails then (the connection
    * lost in the moment between) must not report them failed too, so that refusal, and every one
-   * after it, is a {@link LeaseExpiredException} that says its reason could not be read. (A
-   * refused member changed nothing, and its lease is not held through its token.) Not
+   * after it, is a {@link LeaseExpiredException} that says its reason could not be read: a
+   * refused member changed nothing, and the caller must stop working on the item either way
+   * (its lease expired, was taken over, or the item was cancelled or already finalized). Not
    * thread-safe: one per statement.
    */
   final class Refusals {
@@ -93,8 +103,9 @@ final class LeaseDiagnosis {
       }
       LeaseExpiredException refused = new LeaseExpiredException(
           "cannot " + operation + " work item " + id + " with lease token " + token
-              + ": the store refused it (the lease is not held through this token; nothing was"
-              + " changed), and reading why failed: " + lost.getMessage() + "; stop working on it",
+              + ": the store did not apply it (nothing was changed), and reading why failed ("
+              + lost.getMessage() + "): the lease expired, was taken over, or the item was"
+              + " cancelled or finalized; stop working on it",
           id, token, null, null);
       refused.initCause(lost);
       return refused;

@@ -263,6 +263,11 @@ final class PostgresEngine implements StoreEngine {
   }
 
   @Override
+  public boolean committedAlone(Connection c) throws SQLException {
+    return c.getAutoCommit();
+  }
+
+  @Override
   public void commit(Connection c) throws SQLException {
     c.commit();
   }

@@ -163,6 +163,12 @@ final class SqliteEngine implements StoreEngine {
     writerLock.unlock();
   }
 
+  /** Never: every write here runs in a {@code BEGIN IMMEDIATE} transaction (see {@link #begin}). */
+  @Override
+  public boolean committedAlone(Connection c) {
+    return false;
+  }
+
   @Override
   public void begin(Connection c) throws SQLException {
     try (StatementCache.Stmt st = groupStatements().prepare(c, "BEGIN IMMEDIATE")) {

@@ -190,6 +190,18 @@ interface StoreEngine {
    */
   Instant statementInstant(Connection c) throws SQLException;
 
+  /**
+   * Whether a statement that has just run on {@code c} is committed already, on its own (an
+   * auto-committed statement), rather than part of a transaction still open. PostgreSQL: the
+   * connection's auto-commit; SQLite: never (its writes run in {@code BEGIN IMMEDIATE}
+   * transactions on connections the driver keeps in auto-commit mode).
+   *
+   * @param c the connection
+   * @return true if what ran on {@code c} is committed
+   * @throws SQLException if the connection cannot say
+   */
+  boolean committedAlone(Connection c) throws SQLException;
+
   // ------------------------------------------------------------------ notifications
 
   /** Whether enqueues of other processes wake this store's waiting receivers. */

@@ -66,6 +66,12 @@ class PostgresLeaseDiagnosisTest {
   }
 
   @Test
+  void aGroupStatementIsCommittedOnItsOwn() {
+    assertThat((boolean) store.writeOneStatement("probing", c -> store.storeEngine().committedAlone(c))).isTrue();
+    assertThat((boolean) store.write("probing", c -> store.storeEngine().committedAlone(c))).isFalse();
+  }
+
+  @Test
   void aConnectionLostWhileDiagnosingInsideATransactionFailsTheWhole() throws Exception {
     Lease done = leased();
     Lease stale = leased();
@@ -83,6 +89,47 @@ class PostgresLeaseDiagnosisTest {
     }
     // nothing was committed: the server rolled the transaction back with the connection
     assertThat(leases.find(done.itemId()).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
+  }
+
+  @Test
+  void aCompletionRepeatedInOneStatementIsFinalizedByItsLeaseEvenWithTheConnectionLost()
+      throws Exception {
+    Lease done = leased();
+    List<LeaseBatches.Finish> finishes =
+        List.of(finish(done.itemId(), done.token()), finish(done.itemId(), done.token()));
+    try (TcpProxy proxy = new TcpProxy(db.url());
+        Connection c = DriverManager.getConnection(proxy.url(db.url()))) {
+      c.setAutoCommit(true);
+      Set<LeaseKey> applied =
+          store.storeEngine().completeInOneStatement(c, finishes).orElseThrow();
+      proxy.cut();
+      List<TetherStoreException> out = new LeaseDiagnosis(store.storeEngine())
+          .outcomes(c, keys(finishes), applied, "complete");
+      assertThat(out.get(0)).isNull();
+      assertThat(out.get(1)).isInstanceOf(ItemFinalizedException.class); // as the read would say
+    }
+  }
+
+  @Test
+  void anExtensionThatCommittedHoldsWhenWritingItsOutputFailsAfterIt() throws Exception {
+    // PostgreSQL extends a batch of leases in one auto-committed statement and writes their
+    // output in a second: a failure of the second (here a trigger refuses output) must not
+    // report the committed extensions failed (the worker would think its lease not extended)
+    Lease held = leased();
+    try (Connection c = DriverManager.getConnection(db.url());
+        java.sql.Statement st = c.createStatement()) {
+      st.execute("CREATE FUNCTION refuse_output() RETURNS trigger LANGUAGE plpgsql AS"
+          + " $$ BEGIN RAISE EXCEPTION 'output refused by test'; END $$");
+      st.execute("CREATE TRIGGER refuse_output BEFORE UPDATE OF stdout_tail ON tether_work_items"
+          + " FOR EACH ROW EXECUTE FUNCTION refuse_output()");
+    }
+    Instant before = held.expiresAt();
+    Instant expiry = leases.renew(held.itemId(), held.token(), LEASE.multipliedBy(2),
+        new dev.tether.mailbox.OutputTail("out", "", 3, Duration.ZERO, Duration.ZERO));
+    assertThat(expiry).isAfter(before);
+    WorkItem item = leases.find(held.itemId()).orElseThrow();
+    assertThat(item.leaseExpiresAt()).isEqualTo(expiry);
+    assertThat(item.stdoutTail()).isNull(); // the output was not written
   }
 
   private Lease leased() {
