@@ -489,28 +489,40 @@ public final class ProcessRunner {
       interrupted |= end(left, () -> sessionOf(process));
     }
     // Processes that left the session (setsid) may keep the pipes open: bound the wait, then close.
-    interrupted |= joinQuietly(outReader, 2000) | joinQuietly(errReader, 2000);
+    long readDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+    interrupted |= joinUntil(outReader, readDeadline) | joinUntil(errReader, readDeadline);
     if (outReader.isAlive() || errReader.isAlive()) {
       log.warn(
           "Output of process {} still open after it exited (a descendant that left its session?); closing",
           process.pid());
       closeQuietly(process.getInputStream());
       closeQuietly(process.getErrorStream());
-      interrupted |= joinQuietly(outReader, 1000) | joinQuietly(errReader, 1000);
+      long closeDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+      interrupted |= joinUntil(outReader, closeDeadline) | joinUntil(errReader, closeDeadline);
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
     }
   }
 
-  /** Joins {@code t} for up to {@code millis}; true if interrupted meanwhile (the wait then ends). */
-  private static boolean joinQuietly(Thread t, long millis) {
-    try {
-      t.join(millis);
-      return false;
-    } catch (InterruptedException e) {
-      return true;
+  /**
+   * Joins {@code t} until it ends or {@code deadline} ({@link System#nanoTime()}) passes, an
+   * interrupt notwithstanding (the output is read to its end either way); true if interrupted.
+   */
+  private static boolean joinUntil(Thread t, long deadline) {
+    boolean interrupted = false;
+    while (t.isAlive()) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        break;
+      }
+      try {
+        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
     }
+    return interrupted;
   }
 
   private static void closeQuietly(InputStream in) {
@@ -565,43 +577,64 @@ public final class ProcessRunner {
     for (ProcessHandle h : tree.values()) {
       h.destroy();
     }
-    long deadline = System.nanoTime() + killGrace.toNanos();
-    boolean interrupted = false;
-    for (ProcessHandle h : tree.values()) {
-      long left = deadline - System.nanoTime();
-      if (left > 0 && h.isAlive()) {
-        try {
-          h.onExit().get(left, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-          break;
-        } catch (Exception e) {
-          // timed out or failed: SIGKILL below
-        }
-      }
-    }
+    boolean interrupted = !awaitEnded(tree.values(), System.nanoTime() + killGrace.toNanos());
     // processes started meanwhile are caught here too
     for (ProcessHandle h : more.get()) {
       tree.putIfAbsent(h.pid(), h);
     }
     List<ProcessHandle> killed = new ArrayList<>();
     for (ProcessHandle h : tree.values()) {
-      if (h.isAlive()) {
+      if (running(h)) {
         log.info("Process {} ignored SIGTERM for {}; killing it", h.pid(), dev.tether.DurationText.of(killGrace));
         h.destroyForcibly();
         killed.add(h);
       }
     }
+    // SIGKILL is asynchronous: one short wait for all of them
+    if (!killed.isEmpty() && !awaitEnded(killed, System.nanoTime() + TimeUnit.SECONDS.toNanos(1))) {
+      interrupted = true;
+    }
     for (ProcessHandle h : killed) {
-      try {
-        h.onExit().get(1, TimeUnit.SECONDS); // SIGKILL is asynchronous; a zombie is reaped later
-      } catch (InterruptedException e) {
-        interrupted = true;
-        break;
-      } catch (Exception e) {
-        log.debug("Process {} not yet gone after SIGKILL: {}", h.pid(), e.toString());
+      if (running(h)) {
+        log.debug("Process {} not yet gone 1 s after SIGKILL", h.pid());
       }
     }
     return interrupted;
+  }
+
+  /**
+   * Waits until none of {@code processes} runs any more, or until {@code deadline} ({@link
+   * System#nanoTime()}); false if interrupted (the wait then ends).
+   */
+  private static boolean awaitEnded(java.util.Collection<ProcessHandle> processes, long deadline) {
+    long pauseMillis = 2;
+    while (true) {
+      boolean anyRunning = false;
+      for (ProcessHandle h : processes) {
+        if (running(h)) {
+          anyRunning = true;
+          break;
+        }
+      }
+      long left = deadline - System.nanoTime();
+      if (!anyRunning || left <= 0) {
+        return true;
+      }
+      try {
+        Thread.sleep(Math.max(1, Math.min(pauseMillis, TimeUnit.NANOSECONDS.toMillis(left))));
+      } catch (InterruptedException e) {
+        return false;
+      }
+      pauseMillis = Math.min(pauseMillis * 2, 50);
+    }
+  }
+
+  /**
+   * Whether {@code h} still runs. A zombie does not: it has ended and only waits for its parent
+   * to collect it, which for an orphan is PID 1 (in a container that may be this very JVM, which
+   * never does); {@link ProcessHandle#isAlive} counts it alive.
+   */
+  private static boolean running(ProcessHandle h) {
+    return h.isAlive() && !SessionMembers.isZombie(h.pid());
   }
 }

@@ -18,15 +18,31 @@ import java.util.List;
  * background children of a command that has exited. Linux does not reuse a process id while it
  * still names a session with members, so the members found are the command's.
  *
- * <p>Where {@code /proc} cannot be read (not Linux), nothing is found, and the runner falls back
- * on the parent-based walk alone.
+ * <p>Where {@code /proc} cannot be read (not Linux), or shows another process id namespace than
+ * this JVM's, nothing is found, and the runner falls back on the parent-based walk alone.
  */
 final class SessionMembers {
   private static final String PROC_PATH = "/proc/";
   private static final File PROC = new File(PROC_PATH);
   private static final String LAST_PID = "/proc/sys/kernel/ns_last_pid";
 
+  /**
+   * Whether {@code /proc} shows this JVM's own process id namespace: {@code /proc/self} names this
+   * process. Not so (a {@code /proc} mounted for another namespace), its ids would name other
+   * processes, and nothing is read from it.
+   */
+  private static final boolean OURS = procIsOurs();
+
   private SessionMembers() {}
+
+  private static boolean procIsOurs() {
+    try {
+      return Long.parseLong(java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of(PROC_PATH, "self"))
+          .toString()) == ProcessHandle.current().pid();
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
 
   /**
    * Returns the live processes (not zombies) whose session id is {@code sessionId}, the leader
@@ -53,9 +69,31 @@ final class SessionMembers {
     return scan(sessionId, true);
   }
 
+  /**
+   * Whether {@code pid} is a zombie (ended, not yet collected by its parent); false if it cannot
+   * be read.
+   *
+   * @param pid a process id
+   * @return true for a zombie
+   */
+  static boolean isZombie(long pid) {
+    if (!OURS) {
+      return false;
+    }
+    byte[] buf = new byte[512];
+    int n;
+    try (FileInputStream in = new FileInputStream(PROC_PATH + pid + "/stat")) {
+      n = in.readNBytes(buf, 0, buf.length);
+    } catch (IOException e) {
+      return false;
+    }
+    long[] ids = parseStat(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+    return ids != null && ids[1] == 'Z';
+  }
+
   private static List<ProcessHandle> scan(long sessionId, boolean newerOnly) {
     List<ProcessHandle> members = new ArrayList<>();
-    String[] names = PROC.list();
+    String[] names = OURS ? PROC.list() : null;
     if (names == null) {
       return members;
     }

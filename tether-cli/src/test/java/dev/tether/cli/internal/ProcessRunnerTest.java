@@ -259,7 +259,7 @@ class ProcessRunnerTest {
     assertThat(tookMs).isLessThan(10_000);
     assertThat(grandchild[0]).isPositive();
     await().atMost(Duration.ofSeconds(5))
-        .until(() -> !ProcessHandle.of(grandchild[0]).map(ProcessHandle::isAlive).orElse(false));
+        .until(() -> !alive(grandchild[0]));
   }
 
   @Test
@@ -347,6 +347,23 @@ class ProcessRunnerTest {
     assertThat(SessionMembers.parseStat("garbage")).isNull();
     assertThat(SessionMembers.parseStat("1 (x) S 1 x")).isNull();
     assertThat(SessionMembers.of(ProcessHandle.current().pid() + 10_000_000L)).isEmpty();
+    assertThat(SessionMembers.isZombie(ProcessHandle.current().pid())).isFalse();
+  }
+
+  @Test
+  void aZombieIsToldApartFromARunningProcess() throws Exception {
+    // the shell starts a short sleep, then becomes a long one that never collects it
+    Process p = new ProcessBuilder(List.of("sh", "-c", "sleep 0.1 & echo $!; exec sleep 30")).start();
+    try {
+      long child = Long.parseLong(new java.io.BufferedReader(
+          new java.io.InputStreamReader(p.getInputStream())).readLine().strip());
+      await().atMost(Duration.ofSeconds(10)).until(() -> SessionMembers.isZombie(child));
+      assertThat(ProcessHandle.of(child).map(ProcessHandle::isAlive))
+          .as("the JDK counts a zombie alive").contains(true);
+      assertThat(SessionMembers.isZombie(p.pid())).isFalse();
+    } finally {
+      p.destroyForcibly();
+    }
   }
 
   @Test
@@ -364,7 +381,9 @@ class ProcessRunnerTest {
 
   @Test
   void aShortLivedScanFindsWhatAFullScanFinds() throws Exception {
-    Process p = new ProcessBuilder(List.of("/usr/bin/setsid", "sh", "-c", "sleep 30 & sleep 30"))
+    assertThat(ProcessRunner.sessionLauncher()).as("setsid (util-linux) on this machine").isNotEmpty();
+    Process p = new ProcessBuilder(List.of(ProcessRunner.sessionLauncher().get(0), "sh", "-c",
+        "sleep 30 & sleep 30"))
         .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     try {
       await().atMost(Duration.ofSeconds(10)).until(() -> SessionMembers.of(p.pid()).size() == 3);
@@ -375,8 +394,10 @@ class ProcessRunnerTest {
     }
   }
 
+  /** Alive and not a zombie (an orphan's zombie stays until PID 1 collects it, if ever). */
   private static boolean alive(long pid) {
-    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)
+        && !SessionMembers.isZombie(pid);
   }
 
   @Test
