@@ -13,14 +13,19 @@ import java.nio.charset.StandardCharsets;
  *
  * <p>Bytes are held until a line ends, {@link #flush()} is called or {@value #MAX_LINE} bytes are
  * held; a line with nothing to mask is written as it came, byte for byte. A line that long is
- * written up to its last blank (space or tab), and the rest held, so that a password, which
- * never holds a blank, is never cut in two pieces masked apart. A flush in the middle
+ * written up to its last blank or quote (space, tab, carriage return, form feed, {@code '} or
+ * {@code "}), and the rest held: a password in a URL never holds one of those, so it is never cut
+ * in two pieces masked apart. A line without any is held up to {@value #MAX_HELD} bytes, then
+ * written as it is. A flush in the middle
  * of a line writes what it has, so wrap it in a {@link java.io.PrintStream} without autoflush
  * (which would flush at every {@code print}). Thread-safe.
  */
 public final class MaskingOutputStream extends FilterOutputStream {
   /** The most bytes held before they are written without waiting for the end of the line. */
   static final int MAX_LINE = 64 * 1024;
+
+  /** The most bytes held of a line with no blank or quote to cut it at. */
+  static final int MAX_HELD = 1024 * 1024;
 
   private final ByteArrayOutputStream line = new ByteArrayOutputStream(256);
 
@@ -83,20 +88,29 @@ public final class MaskingOutputStream extends FilterOutputStream {
 
   /**
    * Writes a line that grew to {@value #MAX_LINE} bytes without ending: up to and with its last
-   * blank, keeping the rest; all of it if it has no blank.
+   * blank or quote, keeping the rest; nothing if it has none, until it holds {@value #MAX_HELD}
+   * bytes, then all of it.
    */
   private void emitLong() throws IOException {
     byte[] bytes = line.toByteArray();
     int cut = bytes.length;
-    while (cut > 0 && bytes[cut - 1] != ' ' && bytes[cut - 1] != '\t') {
+    while (cut > 0 && !endsEveryPassword(bytes[cut - 1])) {
       cut--;
     }
     if (cut == 0) {
+      if (bytes.length < MAX_HELD) {
+        return;
+      }
       cut = bytes.length;
     }
     line.reset();
     line.write(bytes, cut, bytes.length - cut);
     writeMasked(cut == bytes.length ? bytes : java.util.Arrays.copyOf(bytes, cut));
+  }
+
+  /** A byte that no password {@link StoreLocation#mask} finds can hold (see its patterns). */
+  private static boolean endsEveryPassword(byte b) {
+    return b == ' ' || b == '\t' || b == '\r' || b == '\f' || b == 0x0B || b == '\'' || b == '"';
   }
 
   private void writeMasked(byte[] bytes) throws IOException {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Standard error with every password in a URL masked, whatever writes the line. */
@@ -56,10 +57,37 @@ class MaskingOutputStreamTest {
   }
 
   @Test
+  void aVeryLongLineWithoutBlanksIsHeldRatherThanCutInsideAPassword() throws Exception {
+    for (String url : List.of("jdbc:postgresql://u:s3cret@h/db", "jdbc:postgresql://h/db?password=s3cret&x=1")) {
+      for (int shift = 0; shift < url.length(); shift++) {
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        PrintStream err = new PrintStream(new MaskingOutputStream(sink), false, StandardCharsets.UTF_8);
+        // minified JSON: no blank, but quotes; and a run of characters with neither
+        String json = "{\"a\":\"b\"}".repeat((MaskingOutputStream.MAX_LINE - shift) / 20);
+        String run = "x".repeat(MaskingOutputStream.MAX_LINE - shift);
+        for (String before : List.of(json, run)) {
+          sink.reset();
+          err.print(before + url + "y".repeat(100));
+          err.println();
+          err.flush();
+          assertThat(sink.toString(StandardCharsets.UTF_8)).as("URL at %d", before.length())
+              .doesNotContain("s3cret").contains("***").endsWith("y".repeat(100) + "\n");
+        }
+      }
+    }
+  }
+
+  @Test
   void aVeryLongLineIsWrittenWithoutWaitingForItsEnd() throws Exception {
     ByteArrayOutputStream sink = new ByteArrayOutputStream();
     MaskingOutputStream m = new MaskingOutputStream(sink);
-    m.write(new byte[MaskingOutputStream.MAX_LINE + 10]);
-    assertThat(sink.size()).isEqualTo(MaskingOutputStream.MAX_LINE + 10);
+    byte[] words = "ab ".repeat(MaskingOutputStream.MAX_LINE / 3 + 10).getBytes(StandardCharsets.US_ASCII);
+    m.write(words);
+    assertThat(sink.size()).as("up to the last blank").isEqualTo(words.length);
+    sink.reset();
+    m.write(new byte[MaskingOutputStream.MAX_LINE + 10]); // no blank or quote: held
+    assertThat(sink.size()).isZero();
+    m.write(new byte[MaskingOutputStream.MAX_HELD]);
+    assertThat(sink.size()).as("written once the most is held").isEqualTo(MaskingOutputStream.MAX_HELD + MaskingOutputStream.MAX_LINE + 10);
   }
 }
