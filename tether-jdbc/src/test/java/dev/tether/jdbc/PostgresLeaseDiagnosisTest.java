@@ -47,20 +47,12 @@ class PostgresLeaseDiagnosisTest {
     Lease stale = leased();
     List<LeaseBatches.Finish> finishes = List.of(finish(done.itemId(), done.token()),
         finish(stale.itemId(), stale.token() + 1)); // a token the store never handed out
-    try (TcpProxy proxy = new TcpProxy(db.url());
-        Connection c = DriverManager.getConnection(proxy.url(db.url()))) {
-      c.setAutoCommit(true);
-      Set<LeaseKey> applied =
-          store.storeEngine().completeInOneStatement(c, finishes).orElseThrow();
-      proxy.cut();
-      List<TetherStoreException> out = new LeaseDiagnosis(store.storeEngine())
-          .outcomes(c, keys(finishes), applied, "complete");
-      assertThat(out.get(0)).as("the applied completion").isNull();
-      assertThat(out.get(1)).isInstanceOf(LeaseExpiredException.class)
-          .hasMessageContaining("cannot complete work item " + stale.itemId())
-          .hasMessageContaining("reading why failed")
-          .hasCauseInstanceOf(SQLException.class);
-    }
+    List<TetherStoreException> out = completeThenLoseTheConnection(finishes, true);
+    assertThat(out.get(0)).as("the applied completion").isNull();
+    assertThat(out.get(1)).isInstanceOf(LeaseExpiredException.class)
+        .hasMessageContaining("cannot complete work item " + stale.itemId())
+        .hasMessageContaining("reading why failed")
+        .hasCauseInstanceOf(SQLException.class);
     assertThat(leases.find(done.itemId()).orElseThrow().status()).isEqualTo(WorkStatus.COMPLETED);
     assertThat(leases.find(stale.itemId()).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
   }
@@ -77,16 +69,8 @@ class PostgresLeaseDiagnosisTest {
     Lease stale = leased();
     List<LeaseBatches.Finish> finishes = List.of(finish(done.itemId(), done.token()),
         finish(stale.itemId(), stale.token() + 1));
-    try (TcpProxy proxy = new TcpProxy(db.url());
-        Connection c = DriverManager.getConnection(proxy.url(db.url()))) {
-      c.setAutoCommit(false);
-      Set<LeaseKey> applied =
-          store.storeEngine().completeInOneStatement(c, finishes).orElseThrow();
-      proxy.cut();
-      assertThatThrownBy(() -> new LeaseDiagnosis(store.storeEngine())
-          .outcomes(c, keys(finishes), applied, "complete"))
-          .isInstanceOf(SQLException.class);
-    }
+    assertThatThrownBy(() -> completeThenLoseTheConnection(finishes, false))
+        .isInstanceOf(SQLException.class);
     // nothing was committed: the server rolled the transaction back with the connection
     assertThat(leases.find(done.itemId()).orElseThrow().status()).isEqualTo(WorkStatus.IN_PROGRESS);
   }
@@ -97,17 +81,9 @@ class PostgresLeaseDiagnosisTest {
     Lease done = leased();
     List<LeaseBatches.Finish> finishes =
         List.of(finish(done.itemId(), done.token()), finish(done.itemId(), done.token()));
-    try (TcpProxy proxy = new TcpProxy(db.url());
-        Connection c = DriverManager.getConnection(proxy.url(db.url()))) {
-      c.setAutoCommit(true);
-      Set<LeaseKey> applied =
-          store.storeEngine().completeInOneStatement(c, finishes).orElseThrow();
-      proxy.cut();
-      List<TetherStoreException> out = new LeaseDiagnosis(store.storeEngine())
-          .outcomes(c, keys(finishes), applied, "complete");
-      assertThat(out.get(0)).isNull();
-      assertThat(out.get(1)).isInstanceOf(ItemFinalizedException.class); // as the read would say
-    }
+    List<TetherStoreException> out = completeThenLoseTheConnection(finishes, true);
+    assertThat(out.get(0)).isNull();
+    assertThat(out.get(1)).isInstanceOf(ItemFinalizedException.class); // as the read would say
   }
 
   @Test
@@ -130,6 +106,22 @@ class PostgresLeaseDiagnosisTest {
     WorkItem item = leases.find(held.itemId()).orElseThrow();
     assertThat(item.leaseExpiresAt()).isEqualTo(expiry);
     assertThat(item.stdoutTail()).isNull(); // the output was not written
+  }
+
+  /**
+   * Runs {@code finishes} as one completion statement on a connection through a proxy, cuts the
+   * connection, then diagnoses the refusals on it.
+   */
+  private List<TetherStoreException> completeThenLoseTheConnection(
+      List<LeaseBatches.Finish> finishes, boolean autoCommit) throws SQLException {
+    try (TcpProxy proxy = new TcpProxy(db.url());
+        Connection c = DriverManager.getConnection(proxy.url(db.url()))) {
+      c.setAutoCommit(autoCommit);
+      Set<LeaseKey> applied =
+          store.storeEngine().completeInOneStatement(c, finishes).orElseThrow();
+      proxy.cut();
+      return new LeaseDiagnosis(store.storeEngine()).outcomes(c, keys(finishes), applied, "complete");
+    }
   }
 
   private Lease leased() {
