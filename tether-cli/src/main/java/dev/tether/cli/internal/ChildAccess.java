@@ -4,8 +4,13 @@ import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Locale;
 import java.util.Map;
@@ -15,13 +20,16 @@ import java.util.Objects;
  * What a command run by {@code tether worker} needs to take part in its item's lease: {@code
  * TETHER_CLI}, the absolute path of an executable that accepts {@code tether}'s arguments (a
  * launcher script running this very installation's Java and class path, written once into a
- * private temporary directory), and {@code TETHER_DB}, the worker's store (an SQLite file as an
+ * private temporary directory shared by this user's workers of this installation, see {@link
+ * #sharedLauncher}), and {@code TETHER_DB}, the worker's store (an SQLite file as an
  * absolute path, a PostgreSQL URL with its password as a parameter: the environment is private to
  * the process and its descendants, and nothing prints it unmasked).
  *
- * <p>Thread-safe; the launcher is written on first use and deleted when the JVM exits.
+ * <p>Thread-safe; the launcher is written on first use (or found written by another worker of
+ * this installation) and kept.
  */
 public final class ChildAccess {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ChildAccess.class);
   private final String db;
   private final Object lock = new Object();
   private Path launcher; // guarded by lock
@@ -93,9 +101,13 @@ public final class ChildAccess {
         + "# Written by tether worker: runs this installation's tether for its commands.\n"
         + "exec " + quote(java) + " -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
         + " -cp " + quote(cp.toString()) + " dev.tether.cli.TetherCli \"$@\"\n";
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
     try {
-      Path dir = Files.createTempDirectory("tether-cli-",
-          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      Path shared = sharedLauncher(tmp, script);
+      if (shared != null) {
+        return shared;
+      }
+      Path dir = Files.createTempDirectory("tether-cli-", PRIVATE_DIR);
       dir.toFile().deleteOnExit();
       Path file = dir.resolve("tether");
       Files.writeString(file, script, StandardCharsets.UTF_8);
@@ -104,7 +116,78 @@ public final class ChildAccess {
       return file;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the TETHER_CLI launcher into a temporary"
-          + " directory (" + System.getProperty("java.io.tmpdir") + "): " + e.getMessage(), e);
+          + " directory (" + tmp + "): " + e.getMessage(), e);
+    }
+  }
+
+  private static final java.nio.file.attribute.FileAttribute<java.util.Set<PosixFilePermission>>
+      PRIVATE_DIR = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+
+  /**
+   * The launcher in a directory named after its content ({@code tether-cli-<user>-<hash>} in
+   * {@code tmp}), written there once and shared by every worker of this installation and user:
+   * a worker ended by SIGKILL (no exit hooks) left a directory of its own behind every time; now
+   * there is one per installation, never deleted. Used only where the directory is this user's
+   * own, private ({@code rwx------}) and not a link, so that nobody else can have put a launcher
+   * of theirs there; null otherwise (or where the file system has no POSIX permissions), for a
+   * private directory of this process's own.
+   */
+  static Path sharedLauncher(Path tmp, String script) throws IOException {
+    String user = System.getProperty("user.name", "").replaceAll("[^A-Za-z0-9_.-]", "_");
+    String hash;
+    try {
+      byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+          .digest(script.getBytes(StandardCharsets.UTF_8));
+      hash = java.util.HexFormat.of().formatHex(digest, 0, 8);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      return null;
+    }
+    Path dir = tmp.resolve("tether-cli-" + user + "-" + hash);
+    try {
+      Files.createDirectory(dir, PRIVATE_DIR);
+    } catch (FileAlreadyExistsException e) {
+      // another worker of this installation made it (or somebody else did: checked below)
+    } catch (UnsupportedOperationException e) {
+      return null;
+    }
+    if (!ownPrivateDirectory(tmp, dir)) {
+      log.warn("{} is not a private directory of this user: the TETHER_CLI launcher goes into a"
+          + " directory of this process's own", dir);
+      return null;
+    }
+    Path file = dir.resolve("tether");
+    if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(file)
+        && script.equals(Files.readString(file, StandardCharsets.UTF_8))) {
+      return file;
+    }
+    // written aside and moved in whole: a worker starting meanwhile never runs half a script
+    Path part = Files.createTempFile(dir, "tether-", ".part",
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    try {
+      Files.writeString(part, script, StandardCharsets.UTF_8);
+      Files.move(part, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    } finally {
+      Files.deleteIfExists(part);
+    }
+    return file;
+  }
+
+  /** Whether {@code dir} is a directory (not a link) owned by this process's user, {@code rwx------}. */
+  private static boolean ownPrivateDirectory(Path tmp, Path dir) throws IOException {
+    PosixFileAttributes a;
+    try {
+      a = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    } catch (UnsupportedOperationException e) {
+      return false;
+    }
+    if (!a.isDirectory() || !a.permissions().equals(PosixFilePermissions.fromString("rwx------"))) {
+      return false;
+    }
+    Path mine = Files.createTempFile(tmp, "tether-cli-owner-", ".tmp");
+    try {
+      return a.owner().equals(Files.getOwner(mine));
+    } finally {
+      Files.deleteIfExists(mine);
     }
   }
 

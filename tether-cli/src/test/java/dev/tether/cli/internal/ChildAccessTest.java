@@ -1,0 +1,57 @@
+package dev.tether.cli.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The TETHER_CLI launcher lives in one private directory per installation and user: a worker
+ * ended by SIGKILL left a temporary directory of its own behind every time.
+ */
+class ChildAccessTest {
+  private static final String SCRIPT = "#!/bin/sh\nexec java -cp /opt/tether.jar dev.tether.cli.TetherCli \"$@\"\n";
+
+  @TempDir Path tmp;
+
+  @Test
+  void workersOfOneInstallationShareOneLauncher() throws Exception {
+    Path first = ChildAccess.sharedLauncher(tmp, SCRIPT);
+    Path second = ChildAccess.sharedLauncher(tmp, SCRIPT);
+    assertThat(first).isEqualTo(second);
+    assertThat(Files.readString(first, StandardCharsets.UTF_8)).isEqualTo(SCRIPT);
+    assertThat(Files.getPosixFilePermissions(first)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+    assertThat(Files.getPosixFilePermissions(first.getParent()))
+        .isEqualTo(PosixFilePermissions.fromString("rwx------"));
+    assertThat(tmp.toFile().list()).as("one directory, no leftovers").hasSize(1);
+    Path other = ChildAccess.sharedLauncher(tmp, SCRIPT.replace("/opt", "/srv"));
+    assertThat(other.getParent()).as("another installation").isNotEqualTo(first.getParent());
+  }
+
+  @Test
+  void aLauncherThatWasChangedIsWrittenAgain() throws Exception {
+    Path launcher = ChildAccess.sharedLauncher(tmp, SCRIPT);
+    Files.writeString(launcher, "#!/bin/sh\necho somebody else's\n");
+    assertThat(ChildAccess.sharedLauncher(tmp, SCRIPT)).isEqualTo(launcher);
+    assertThat(Files.readString(launcher, StandardCharsets.UTF_8)).isEqualTo(SCRIPT);
+  }
+
+  @Test
+  void aDirectoryOthersMayWriteToOrALinkIsNotUsed() throws Exception {
+    Path launcher = ChildAccess.sharedLauncher(tmp, SCRIPT);
+    Path dir = launcher.getParent();
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+    assertThat(ChildAccess.sharedLauncher(tmp, SCRIPT)).isNull();
+    Files.delete(launcher);
+    Files.delete(dir);
+    Path elsewhere = Files.createDirectory(tmp.resolve("elsewhere"),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Files.createSymbolicLink(dir, elsewhere);
+    assertThat(ChildAccess.sharedLauncher(tmp, SCRIPT)).isNull();
+    assertThat(elsewhere.toFile().list()).as("nothing written through the link").isEmpty();
+  }
+}
