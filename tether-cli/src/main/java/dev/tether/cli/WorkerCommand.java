@@ -120,7 +120,7 @@ final class WorkerCommand implements Callable<Integer> {
       // Micrometer is loaded only by a worker that serves /metrics
       Worker worker = new Worker(s, config, metrics, healthPort == null ? null
           : dev.tether.micrometer.TetherMetrics.builder().queues(queue).build(),
-          dev.tether.cli.internal.ChildAccess.of(store.resolve()));
+          dev.tether.cli.internal.ChildAccess.of(store.resolve(), store.schema));
       String token = Dashboard.tokenFromEnvOrRandom();
       Worker.Health health =
           healthPort == null

@@ -39,14 +39,35 @@ public final class ChildAccess {
   }
 
   /**
-   * Returns the access to the store at {@code location}.
+   * Returns the access to the store at {@code location} with Tether's tables in {@code schema}
+   * (the worker's {@code --schema}): the child's {@code TETHER_DB} names that schema as its
+   * {@code currentSchema}, whatever the URL said, as the worker's own connections use it.
    *
    * @param location the worker's store
+   * @param schema the PostgreSQL schema, or null for the one the location names
    * @return the access
    */
-  public static ChildAccess of(StoreLocation location) {
+  public static ChildAccess of(StoreLocation location, String schema) {
     Objects.requireNonNull(location, "location");
-    return new ChildAccess(childDb(location));
+    String db = childDb(location);
+    return new ChildAccess(schema == null ? db : withCurrentSchema(db, schema));
+  }
+
+  /** {@code url} with its {@code currentSchema} parameter, if any, replaced by {@code schema}. */
+  static String withCurrentSchema(String url, String schema) {
+    int q = url.indexOf('?');
+    StringBuilder out = new StringBuilder(q < 0 ? url : url.substring(0, q));
+    char sep = '?';
+    if (q >= 0) {
+      for (String param : url.substring(q + 1).split("&")) {
+        if (param.isEmpty() || param.regionMatches(true, 0, "currentSchema=", 0, "currentSchema=".length())) {
+          continue;
+        }
+        out.append(sep).append(param);
+        sep = '&';
+      }
+    }
+    return out.append(sep).append("currentSchema=").append(schema).toString();
   }
 
   /**

@@ -92,7 +92,7 @@ public final class Stores {
       throw new BadStoreException("unsupported --db '" + location.display()
           + "': give a file path, jdbc:sqlite:FILE or jdbc:postgresql://...");
     } else if (!create) {
-      checkPostgresStore(location);
+      checkPostgresStore(location, config.schema().orElse(null));
     }
     try {
       return TetherStore.open(location.openUrl(), config);
@@ -157,19 +157,25 @@ public final class Stores {
    * schema version table, in the schema the connection uses) before the store is opened, because
    * opening one migrates it, that is, creates the tables in an empty database. Reads only.
    */
-  private static void checkPostgresStore(StoreLocation location) {
+  private static void checkPostgresStore(StoreLocation location, String schema) {
     boolean exists;
-    try (Connection c = DriverManager.getConnection(location.openUrl());
-        ResultSet rs = c.createStatement().executeQuery(
-            "SELECT to_regclass('tether_schema_version') IS NOT NULL")) {
-      exists = rs.next() && rs.getBoolean(1);
+    try (Connection c = DriverManager.getConnection(location.openUrl())) {
+      if (schema != null) {
+        c.setSchema(schema); // --schema: as the store's own connections (its search_path)
+      }
+      try (ResultSet rs = c.createStatement().executeQuery(
+          "SELECT to_regclass('tether_schema_version') IS NOT NULL")) {
+        exists = rs.next() && rs.getBoolean(1);
+      }
     } catch (SQLException e) {
       throw new BadStoreException("cannot open --db " + location.display() + ": " + oneLine(e), e);
     }
     if (!exists) {
       throw new BadStoreException("no Tether store at " + location.display()
-          + " (no tether_schema_version table in its schema); check --db (or TETHER_DB), or"
-          + " enqueue an item or start a worker to create it");
+          + (schema == null ? " (no tether_schema_version table in its schema); check --db (or"
+              + " TETHER_DB)" : " in schema " + schema + " (no tether_schema_version table there);"
+              + " check --db (or TETHER_DB) and --schema")
+          + ", or enqueue an item or start a worker to create it");
     }
   }
 

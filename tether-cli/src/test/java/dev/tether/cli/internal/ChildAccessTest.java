@@ -33,6 +33,16 @@ class ChildAccessTest {
   }
 
   @Test
+  void theWorkersSchemaOptionIsTheChildsCurrentSchema() {
+    assertThat(ChildAccess.withCurrentSchema("jdbc:postgresql://h/db", "jobs"))
+        .isEqualTo("jdbc:postgresql://h/db?currentSchema=jobs");
+    assertThat(ChildAccess.withCurrentSchema("jdbc:postgresql://h/db?user=u&currentSchema=other&ssl=true", "jobs"))
+        .isEqualTo("jdbc:postgresql://h/db?user=u&ssl=true&currentSchema=jobs");
+    assertThat(ChildAccess.withCurrentSchema("jdbc:postgresql://h/db?currentschema=x", "jobs"))
+        .isEqualTo("jdbc:postgresql://h/db?currentSchema=jobs");
+  }
+
+  @Test
   void aLauncherThatWasChangedIsWrittenAgain() throws Exception {
     Path launcher = ChildAccess.sharedLauncher(tmp, SCRIPT);
     Files.writeString(launcher, "#!/bin/sh\necho somebody else's\n");
