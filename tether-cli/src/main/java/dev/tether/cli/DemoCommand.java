@@ -149,7 +149,10 @@ final class DemoCommand implements Callable<Integer> {
       }
       worker.stop(Duration.ofSeconds(5));
       summary(lm);
-      say("explore: tether ls --db " + dbFile + "   |   tether inspect 3 --db " + dbFile);
+      // the name it was started by: ./tether from a clone (the script says so), else tether
+      String prog = System.getenv().getOrDefault("TETHER_PROG", "").isBlank() ? "tether"
+          : System.getenv("TETHER_PROG");
+      say("explore: " + prog + " ls --db " + dbFile + "   |   " + prog + " inspect 3 --db " + dbFile);
     }
     out.flush();
     return TetherCli.EXIT_OK;

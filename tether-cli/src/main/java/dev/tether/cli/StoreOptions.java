@@ -16,8 +16,10 @@ public final class StoreOptions {
       names = "--db",
       paramLabel = "URL",
       description =
-          "Store: a SQLite file path, jdbc:sqlite:FILE or jdbc:postgresql://HOST/DB"
-              + " (default: $TETHER_DB, else ./tether.db). A password in it is never printed.")
+          // line breaks of our own: picocli's wrapping would cut the URL and the path at ':' and '.'
+          "Store: a SQLite file path, jdbc:sqlite:FILE or%njdbc:postgresql://HOST/DB (default:"
+              + " $TETHER_DB,%nelse tether.db in the working directory). A password in it is never"
+              + " printed.")
   String db;
 
   @Option(

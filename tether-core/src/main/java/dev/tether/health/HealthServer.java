@@ -200,7 +200,7 @@ public final class HealthServer implements AutoCloseable {
           READY_PATH,
           routes.isEmpty() ? "" : ", routes " + routes.keySet(),
           maxConcurrentRequests,
-          requestReadTimeout);
+          dev.tether.DurationText.of(requestReadTimeout));
     }
   }
 

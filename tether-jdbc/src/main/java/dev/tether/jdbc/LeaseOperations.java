@@ -179,7 +179,8 @@ final class LeaseOperations {
     Held h = lockHeld(c, id, token, "hand back");
     requeue(c, h, now.plus(delay), null, now, true);
     checkpoints.insert(c, Checkpoint.HANDED_BACK, entry(h, "handed back by its worker, attempt "
-        + h.attempts() + " of " + h.maxAttempts() + " not charged; visible again after " + delay), now);
+        + h.attempts() + " of " + h.maxAttempts() + " not charged; visible again "
+        + (delay.isZero() ? "at once" : "after " + dev.tether.DurationText.of(delay))), now);
     return h.queue();
   }
 

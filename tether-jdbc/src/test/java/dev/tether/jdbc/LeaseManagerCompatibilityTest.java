@@ -106,6 +106,8 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
     WorkItem item = b.find(id).orElseThrow();
     assertThat(item.checkpoints()).extracting(Checkpoint::kind)
         .containsExactly(Checkpoint.HANDED_BACK, Checkpoint.PROGRESS_TAKEN_OVER);
+    assertThat(item.checkpoints().get(0).reason())
+        .isEqualTo("handed back by its worker, attempt 1 of 3 not charged; visible again at once");
     Checkpoint takeover = item.checkpoints().get(1);
     assertThat(takeover.deliveryCount()).isEqualTo(2);
     assertThat(takeover.leaseHolder()).isEqualTo("worker-b");

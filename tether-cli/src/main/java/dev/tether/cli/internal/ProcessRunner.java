@@ -215,7 +215,8 @@ public final class ProcessRunner {
           stopped = CommandResult.STOPPED_DEADLINE;
         }
         if (stopped != null) {
-          log.info("Stopping process {} ({}): {}", process.pid(), spec.display(), stopped);
+          log.info("Stopping process {} ({}): {}", process.pid(), spec.display(),
+              context.isCancelled() ? "cancelled" : stopped);
           killTree(process);
           break;
         }
