@@ -353,9 +353,9 @@ class CliTest {
   @Test
   void badWorkerTimeoutsAreUsageErrorsNamingTheRule() {
     Run r = withDb("worker", "--extend-every", "1m", "--extension", "1m");
-    assertOneLineError(r, 2, "--extend-every (1m00s) must be less than half of --extension (1m00s)");
+    assertOneLineError(r, 2, "--extend-every (60s) must be less than half of --extension (60s)");
     assertOneLineError(withDb("worker", "--visibility", "1m", "--extension", "1m"), 2,
-        "--extension (1m00s) must be less than --visibility (1m00s)");
+        "--extension (60s) must be less than --visibility (60s)");
     assertThat(Files.exists(dir.resolve("t.db"))).isFalse();
   }
 

@@ -143,17 +143,17 @@ public final class Worker implements AutoCloseable {
       if (extendEvery.compareTo(extension.dividedBy(2)) >= 0) {
         throw new IllegalArgumentException(
             "--extend-every ("
-                + Durations.human(extendEvery)
+                + dev.tether.DurationText.of(extendEvery)
                 + ") must be less than half of --extension ("
-                + Durations.human(extension)
+                + dev.tether.DurationText.of(extension)
                 + "), or a lease can expire between two extensions");
       }
       if (extension.compareTo(visibility) >= 0) {
         throw new IllegalArgumentException(
             "--extension ("
-                + Durations.human(extension)
+                + dev.tether.DurationText.of(extension)
                 + ") must be less than --visibility ("
-                + Durations.human(visibility)
+                + dev.tether.DurationText.of(visibility)
                 + ") (calibration rule extension < visibility_timeout)");
       }
       if (watchdog != null) {
@@ -161,7 +161,8 @@ public final class Worker implements AutoCloseable {
       }
       Objects.requireNonNull(drainTimeout, "drainTimeout");
       if (drainTimeout.isNegative()) {
-        throw new IllegalArgumentException("--drain-timeout must be >= 0, was " + drainTimeout);
+        throw new IllegalArgumentException(
+            "--drain-timeout must be >= 0, was " + dev.tether.DurationText.of(drainTimeout));
       }
     }
 
@@ -193,7 +194,7 @@ public final class Worker implements AutoCloseable {
 
     private static void positive(String name, Duration d) {
       if (d == null || d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(name + " must be > 0, was " + d);
+        throw new IllegalArgumentException(name + " must be > 0, was " + dev.tether.DurationText.of(d));
       }
     }
   }
