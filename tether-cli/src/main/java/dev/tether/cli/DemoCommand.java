@@ -152,6 +152,9 @@ final class DemoCommand implements Callable<Integer> {
       // the name it was started by: ./tether from a clone (the script says so), else tether
       String prog = System.getenv().getOrDefault("TETHER_PROG", "").isBlank() ? "tether"
           : System.getenv("TETHER_PROG");
+      if (!prog.matches("[A-Za-z0-9_./-]+")) {
+        prog = "'" + prog.replace("'", "'\\''") + "'"; // pasted into a shell as one word
+      }
       say("explore: " + prog + " ls --db " + dbFile + "   |   " + prog + " inspect 3 --db " + dbFile);
     }
     out.flush();

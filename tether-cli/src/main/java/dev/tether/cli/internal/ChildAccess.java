@@ -94,17 +94,43 @@ public final class ChildAccess {
     return Path.of(file).toAbsolutePath().normalize().toString();
   }
 
-  /** The launcher, written on first use. */
+  /**
+   * The launcher, written on first use, and checked again on every use: it lives under a
+   * directory everybody may write to, where a clean-up of old files ({@code systemd-tmpfiles}, an
+   * {@code rm -rf /tmp/tether-cli-*}) may remove it while the worker runs, and another user could
+   * then put one of theirs at the same, predictable, place. A launcher found changed or gone (or
+   * its directory no longer this user's private one) is written again. The check costs a stat
+   * and the read of a 200-byte file per command.
+   */
   Path launcher() {
     synchronized (lock) {
-      if (launcher == null) {
-        launcher = writeLauncher();
+      if (launcher == null || !intact(launcher, Script.TEXT)) {
+        if (launcher != null) {
+          log.warn("The TETHER_CLI launcher {} changed or disappeared; writing it again", launcher);
+        }
+        launcher = writeLauncher(Script.TEXT);
       }
       return launcher;
     }
   }
 
-  private static Path writeLauncher() {
+  /** The launcher script of this installation, put together once, on first use. */
+  private static final class Script {
+    static final String TEXT = launcherScript();
+  }
+
+  /** Whether {@code file} still is {@code script}, in a private directory of this user's own. */
+  static boolean intact(Path file, String script) {
+    try {
+      return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+          && ownPrivateDirectory(file.getParent())
+          && script.equals(Files.readString(file, StandardCharsets.UTF_8));
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  private static String launcherScript() {
     String java = ProcessHandle.current().info().command()
         .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     String classPath = Path.of(".").toAbsolutePath().normalize().toString();
@@ -118,10 +144,13 @@ public final class ChildAccess {
       }
       cp.append(Path.of(classPath).resolve(part).normalize());
     }
-    String script = "#!/bin/sh\n"
+    return "#!/bin/sh\n"
         + "# Written by tether worker: runs this installation's tether for its commands.\n"
         + "exec " + quote(java) + " -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
         + " -cp " + quote(cp.toString()) + " dev.tether.cli.TetherCli \"$@\"\n";
+  }
+
+  private static Path writeLauncher(String script) {
     Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
     try {
       Path shared = sharedLauncher(tmp, script);
@@ -171,7 +200,7 @@ public final class ChildAccess {
     } catch (UnsupportedOperationException e) {
       return null;
     }
-    if (!ownPrivateDirectory(tmp, dir)) {
+    if (!ownPrivateDirectory(dir)) {
       log.warn("{} is not a private directory of this user: the TETHER_CLI launcher goes into a"
           + " directory of this process's own", dir);
       return null;
@@ -194,22 +223,30 @@ public final class ChildAccess {
   }
 
   /** Whether {@code dir} is a directory (not a link) owned by this process's user, {@code rwx------}. */
-  private static boolean ownPrivateDirectory(Path tmp, Path dir) throws IOException {
+  private static boolean ownPrivateDirectory(Path dir) throws IOException {
     PosixFileAttributes a;
     try {
       a = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
     } catch (UnsupportedOperationException e) {
       return false;
     }
-    if (!a.isDirectory() || !a.permissions().equals(PosixFilePermissions.fromString("rwx------"))) {
-      return false;
+    return a.isDirectory() && a.permissions().equals(PosixFilePermissions.fromString("rwx------"))
+        && a.owner().equals(processOwner());
+  }
+
+  private static java.nio.file.attribute.UserPrincipal owner; // guarded by ChildAccess.class
+
+  /** The user this process runs as, as the file system names owners (the owner of a new file). */
+  private static synchronized java.nio.file.attribute.UserPrincipal processOwner() throws IOException {
+    if (owner == null) {
+      Path mine = Files.createTempFile("tether-cli-owner-", ".tmp");
+      try {
+        owner = Files.getOwner(mine);
+      } finally {
+        Files.deleteIfExists(mine);
+      }
     }
-    Path mine = Files.createTempFile(tmp, "tether-cli-owner-", ".tmp");
-    try {
-      return a.owner().equals(Files.getOwner(mine));
-    } finally {
-      Files.deleteIfExists(mine);
-    }
+    return owner;
   }
 
   /** Quotes a word for sh: single quotes, each embedded one as '\''. */

@@ -51,6 +51,29 @@ class ChildAccessTest {
   }
 
   @Test
+  void aLauncherIsCheckedAgainOnEveryUse() throws Exception {
+    // a running worker's launcher may be removed by a clean-up of the temporary directory, and
+    // somebody else's put in its place
+    Path launcher = ChildAccess.sharedLauncher(tmp, SCRIPT);
+    assertThat(ChildAccess.intact(launcher, SCRIPT)).isTrue();
+    Files.writeString(launcher, "#!/bin/sh\necho somebody else's\n");
+    assertThat(ChildAccess.intact(launcher, SCRIPT)).isFalse();
+    Files.delete(launcher);
+    assertThat(ChildAccess.intact(launcher, SCRIPT)).isFalse();
+    ChildAccess.sharedLauncher(tmp, SCRIPT);
+    Files.setPosixFilePermissions(launcher.getParent(), PosixFilePermissions.fromString("rwxrwx---"));
+    assertThat(ChildAccess.intact(launcher, SCRIPT)).as("a directory others may write to").isFalse();
+  }
+
+  @Test
+  void aWorkersLauncherComesBackWhenItWasRemoved() throws Exception {
+    ChildAccess access = ChildAccess.of(StoreLocation.of(tmp.resolve("t.db").toString(), null, null), null);
+    Path launcher = Path.of(access.environment().get("TETHER_CLI"));
+    Files.delete(launcher);
+    assertThat(Path.of(access.environment().get("TETHER_CLI"))).isRegularFile().isExecutable();
+  }
+
+  @Test
   void aDirectoryOthersMayWriteToOrALinkIsNotUsed() throws Exception {
     Path launcher = ChildAccess.sharedLauncher(tmp, SCRIPT);
     Path dir = launcher.getParent();
