@@ -236,18 +236,10 @@ class ProcessRunnerTest {
 
   @Test
   void lostLeaseKillsTheWholeProcessTree() throws Exception {
-    AtomicBoolean lost = new AtomicBoolean();
-    WorkContext ctx = WorkContext.builder(heartbeat).leaseLost(lost::get).build();
+    WorkContext ctx = lostAtTheFirstBeat();
     // the shell starts a grandchild, reports its pid, then waits (trapping TERM to survive it)
     CommandSpec spec = sh("trap '' TERM; sleep 60 & echo $!; wait");
     long[] grandchild = {-1};
-    Thread setter = new Thread(() -> {
-      while (beats.get() == 0) {
-        Thread.onSpinWait();
-      }
-      lost.set(true);
-    });
-    setter.start();
     long start = System.nanoTime();
     CommandResult r =
         runner.run(spec, ctx, Map.of(), () -> false, (stream, b, len) -> {
@@ -266,16 +258,8 @@ class ProcessRunnerTest {
   void lostLeaseAlsoEndsProcessesWhoseParentExitedMeanwhile() throws Exception {
     // a subshell starts a sleep in the background and exits: the sleep is re-parented and no
     // longer a descendant of the command, but it is still in the command's session
-    AtomicBoolean lost = new AtomicBoolean();
-    WorkContext ctx = WorkContext.builder(heartbeat).leaseLost(lost::get).build();
+    WorkContext ctx = lostAtTheFirstBeat();
     long[] orphan = {-1};
-    Thread setter = new Thread(() -> {
-      while (beats.get() == 0) {
-        Thread.onSpinWait();
-      }
-      lost.set(true);
-    });
-    setter.start();
     try {
       CommandResult r = runner.run(sh("(sleep 60 >/dev/null 2>&1 & echo $!); sleep 60"), ctx,
           Map.of(), () -> false, (stream, b, len) -> {
@@ -392,6 +376,20 @@ class ProcessRunnerTest {
       p.descendants().forEach(ProcessHandle::destroyForcibly);
       p.destroyForcibly();
     }
+  }
+
+  /** A context whose lease is lost once the command has beaten once (printed its first line). */
+  private WorkContext lostAtTheFirstBeat() {
+    AtomicBoolean lost = new AtomicBoolean();
+    Thread setter = new Thread(() -> {
+      while (beats.get() == 0) {
+        Thread.onSpinWait();
+      }
+      lost.set(true);
+    });
+    setter.setDaemon(true);
+    setter.start();
+    return WorkContext.builder(heartbeat).leaseLost(lost::get).build();
   }
 
   /** Alive and not a zombie (an orphan's zombie stays until PID 1 collects it, if ever). */
