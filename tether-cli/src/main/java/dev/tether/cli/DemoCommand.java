@@ -150,12 +150,10 @@ final class DemoCommand implements Callable<Integer> {
       worker.stop(Duration.ofSeconds(5));
       summary(lm);
       // the name it was started by: ./tether from a clone (the script says so), else tether
-      String prog = System.getenv().getOrDefault("TETHER_PROG", "").isBlank() ? "tether"
-          : System.getenv("TETHER_PROG");
-      if (!prog.matches("[A-Za-z0-9_./-]+")) {
-        prog = "'" + prog.replace("'", "'\\''") + "'"; // pasted into a shell as one word
-      }
-      say("explore: " + prog + " ls --db " + dbFile + "   |   " + prog + " inspect 3 --db " + dbFile);
+      String prog = shellWord(System.getenv().getOrDefault("TETHER_PROG", "").isBlank() ? "tether"
+          : System.getenv("TETHER_PROG"));
+      String db = shellWord(dbFile.toString());
+      say("explore: " + prog + " ls --db " + db + "   |   " + prog + " inspect 3 --db " + db);
     }
     out.flush();
     return TetherCli.EXIT_OK;
@@ -253,5 +251,10 @@ final class DemoCommand implements Callable<Integer> {
       metrics.handedBack(itemId);
       say("⏏ " + name(itemId) + ": worker stopping, item handed back");
     }
+  }
+
+  /** {@code word} as one word pasted into a shell: quoted when it holds anything but a plain path. */
+  static String shellWord(String word) {
+    return word.matches("[A-Za-z0-9_./:=-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
   }
 }

@@ -95,12 +95,16 @@ public final class ChildAccess {
   }
 
   /**
-   * The launcher, written on first use, and checked again on every use: it lives under a
-   * directory everybody may write to, where a clean-up of old files ({@code systemd-tmpfiles}, an
-   * {@code rm -rf /tmp/tether-cli-*}) may remove it while the worker runs, and another user could
-   * then put one of theirs at the same, predictable, place. A launcher found changed or gone (or
-   * its directory no longer this user's private one) is written again. The check costs a stat
-   * and the read of a 200-byte file per command.
+   * The launcher, written on first use, and checked again at each command's start: it lives under
+   * a directory everybody may write to, where a clean-up of old files ({@code systemd-tmpfiles},
+   * an {@code rm -rf /tmp/tether-cli-*}) may remove it while the worker runs, and another user
+   * could then put one of theirs at the same, predictable, place. A launcher found changed or gone
+   * (or its directory no longer this user's private one) is written again before the command
+   * starts. The check costs a stat and the read of a 200-byte file per command. It cannot cover a
+   * command already running: removed and replaced while it runs, its later {@code
+   * "$TETHER_CLI"} calls would run what was put there (as with the per-process directories
+   * before; a temporary directory that others may write to and that is cleaned while workers run
+   * is the risk).
    */
   Path launcher() {
     synchronized (lock) {
@@ -122,7 +126,7 @@ public final class ChildAccess {
   /** Whether {@code file} still is {@code script}, in a private directory of this user's own. */
   static boolean intact(Path file, String script) {
     try {
-      return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+      return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(file)
           && ownPrivateDirectory(file.getParent())
           && script.equals(Files.readString(file, StandardCharsets.UTF_8));
     } catch (IOException | RuntimeException e) {

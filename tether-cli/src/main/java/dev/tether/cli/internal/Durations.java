@@ -7,12 +7,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Parses the durations the command line accepts: {@code 500ms}, {@code 30s}, {@code 5m}, {@code
- * 1h}, {@code 2d}, combinations such as {@code 1h30m}, and ISO-8601 ({@code PT30S}, {@code P1D}).
+ * Parses the durations the command line accepts: {@code 500ms}, {@code 30s}, {@code 1.5s} (seconds
+ * to the millisecond, as logs and messages print them), {@code 5m}, {@code 1h}, {@code 2d},
+ * combinations such as {@code 1h30m}, and ISO-8601 ({@code PT30S}, {@code P1D}).
  * Stateless and thread-safe.
  */
 public final class Durations {
-  private static final Pattern PART = Pattern.compile("(\\d{1,12})(ms|s|m|h|d)");
+  private static final Pattern PART = Pattern.compile("(\\d{1,12})(?:\\.(\\d{1,3}))?(ms|s|m|h|d)");
 
   /** The longest duration accepted: 100 years of days. */
   public static final Duration MAX = Duration.ofDays(36_500);
@@ -49,13 +50,20 @@ public final class Durations {
           throw invalid(text);
         }
         long n = Long.parseLong(m.group(1));
+        String fraction = m.group(2);
+        if (fraction != null && !m.group(3).equals("s")) {
+          throw invalid(text); // a fraction only of seconds: 1.5s, not 1.5m
+        }
         try {
-          switch (m.group(2)) {
+          switch (m.group(3)) {
             case "ms":
               d = d.plusMillis(n);
               break;
             case "s":
               d = d.plusSeconds(n);
+              if (fraction != null) {
+                d = d.plusMillis(Long.parseLong((fraction + "00").substring(0, 3)));
+              }
               break;
             case "m":
               d = d.plus(Duration.ofMinutes(n));

@@ -20,6 +20,19 @@ class DurationsTest {
   }
 
   @Test
+  void secondsMayHaveAFractionAsMessagesPrintThem() {
+    assertThat(Durations.parse("1.5s")).isEqualTo(Duration.ofMillis(1500));
+    assertThat(Durations.parse("0.25s")).isEqualTo(Duration.ofMillis(250));
+    assertThat(Durations.parse("2m0.125s")).isEqualTo(Duration.ofMillis(120_125));
+    for (Duration d : new Duration[] {Duration.ofMillis(1500), Duration.ofMillis(250),
+        Duration.ofSeconds(90), Duration.ofMillis(20_001)}) {
+      assertThat(Durations.parse(dev.tether.DurationText.of(d))).as("as printed").isEqualTo(d);
+    }
+    assertThatThrownBy(() -> Durations.parse("1.5m")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Durations.parse("1.5555s")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void combinedUnitsAddUp() {
     assertThat(Durations.parse("1h30m")).isEqualTo(Duration.ofMinutes(90));
     assertThat(Durations.parse("1m500ms")).isEqualTo(Duration.ofMillis(60_500));
@@ -33,7 +46,7 @@ class DurationsTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"", " ", "abc", "30", "s", "30x", "30 s", "-5s", "1.5s", "PT", "P1Y", "5m-", "1h 30m"})
+  @ValueSource(strings = {"", " ", "abc", "30", "s", "30x", "30 s", "-5s", "1.5m", "1.s", "PT", "P1Y", "5m-", "1h 30m"})
   void garbageIsRejectedWithAMessageNamingTheText(String text) {
     assertThatThrownBy(() -> Durations.parse(text))
         .isInstanceOf(IllegalArgumentException.class)
