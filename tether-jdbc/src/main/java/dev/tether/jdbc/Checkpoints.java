@@ -46,8 +46,18 @@ final class Checkpoints {
 
   /** Writes one checkpoint of {@code kind} at {@code now}. */
   void insert(Connection c, String kind, Entry entry, Instant now) throws SQLException {
+    insert(c, kind, entry, now, keepsOutput(kind));
+  }
+
+  /**
+   * As {@link #insert(Connection, String, Entry, Instant)}, saying whether the entry keeps the
+   * output of the delivery it names: not when that delivery ended before (a pending item
+   * cancelled after a hand-back: its tails belong to the hand-back's entry).
+   */
+  void insert(Connection c, String kind, Entry entry, Instant now, boolean keepOutput)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(INSERT)) {
-      bind(engine, ps, kind, entry, now);
+      bind(engine, ps, kind, entry, now, keepOutput);
       ps.addBatch();
       ps.executeBatch();
     }
@@ -56,6 +66,11 @@ final class Checkpoints {
   /** Binds the parameters of {@link #INSERT}. */
   static void bind(StoreEngine engine, PreparedStatement ps, String kind, Entry e, Instant now)
       throws SQLException {
+    bind(engine, ps, kind, e, now, keepsOutput(kind));
+  }
+
+  private static void bind(StoreEngine engine, PreparedStatement ps, String kind, Entry e,
+      Instant now, boolean keepOutput) throws SQLException {
     ps.setLong(1, e.itemId());
     ps.setString(2, kind);
     ps.setString(3, e.holder());
@@ -69,7 +84,7 @@ final class Checkpoints {
     ps.setString(7, e.reason());
     engine.setInstant(ps, 8, now);
     // a redrive ends no delivery: it keeps no output
-    long outputOf = keepsOutput(kind) ? e.itemId() : -1;
+    long outputOf = keepOutput ? e.itemId() : -1;
     ps.setLong(9, outputOf);
     ps.setInt(10, e.deliveryCount());
     ps.setLong(11, outputOf);

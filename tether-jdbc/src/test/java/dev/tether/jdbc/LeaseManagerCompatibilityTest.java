@@ -24,6 +24,21 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void aPendingItemCancelledAfterAHandBackKeepsItsOutputWithTheHandBackOnly() {
+    LeaseManager a = worker("worker-a");
+    long id = a.enqueue(NewWorkItem.of("q", "job"));
+    Lease lease = a.acquire("q", LEASE).orElseThrow();
+    a.handBack(id, lease.token(), Duration.ofMinutes(5),
+        new dev.tether.mailbox.OutputTail("out of delivery 1", "", 17, Duration.ZERO, Duration.ZERO));
+    assertThat(new QueueAdmin(store).cancel(id, "not needed")).isTrue();
+    WorkItem item = a.find(id).orElseThrow();
+    assertThat(item.checkpoints()).extracting(Checkpoint::kind)
+        .containsExactly(Checkpoint.HANDED_BACK, Checkpoint.CANCELLED);
+    assertThat(item.checkpoints().get(0).stdoutTail()).isEqualTo("out of delivery 1");
+    assertThat(item.checkpoints().get(1).stdoutTail()).as("the cancellation ends no delivery").isNull();
+  }
+
+  @Test
   void aStatementInsideAWriteTransactionIsNotCommittedOnItsOwn() {
     // the diagnosis of a group's refused members relies on it: inside a transaction a failed
     // read must fail the whole (SQLite's connections stay in auto-commit mode inside BEGIN
