@@ -46,18 +46,8 @@ final class Checkpoints {
 
   /** Writes one checkpoint of {@code kind} at {@code now}. */
   void insert(Connection c, String kind, Entry entry, Instant now) throws SQLException {
-    insert(c, kind, entry, now, keepsOutput(kind));
-  }
-
-  /**
-   * As {@link #insert(Connection, String, Entry, Instant)}, saying whether the entry keeps the
-   * output of the delivery it names: not when that delivery ended before (a pending item
-   * cancelled after a hand-back: its tails belong to the hand-back's entry).
-   */
-  void insert(Connection c, String kind, Entry entry, Instant now, boolean keepOutput)
-      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(INSERT)) {
-      bind(engine, ps, kind, entry, now, keepOutput);
+      bind(engine, ps, kind, entry, now);
       ps.addBatch();
       ps.executeBatch();
     }
@@ -66,11 +56,6 @@ final class Checkpoints {
   /** Binds the parameters of {@link #INSERT}. */
   static void bind(StoreEngine engine, PreparedStatement ps, String kind, Entry e, Instant now)
       throws SQLException {
-    bind(engine, ps, kind, e, now, keepsOutput(kind));
-  }
-
-  private static void bind(StoreEngine engine, PreparedStatement ps, String kind, Entry e,
-      Instant now, boolean keepOutput) throws SQLException {
     ps.setLong(1, e.itemId());
     ps.setString(2, kind);
     ps.setString(3, e.holder());
@@ -83,8 +68,7 @@ final class Checkpoints {
     engine.setInstant(ps, 6, e.heartbeatAt());
     ps.setString(7, e.reason());
     engine.setInstant(ps, 8, now);
-    // a redrive ends no delivery: it keeps no output
-    long outputOf = keepOutput ? e.itemId() : -1;
+    long outputOf = keepsOutput(kind, e.token()) ? e.itemId() : -1;
     ps.setLong(9, outputOf);
     ps.setInt(10, e.deliveryCount());
     ps.setLong(11, outputOf);
@@ -92,14 +76,23 @@ final class Checkpoints {
   }
 
   /**
-   * Whether a checkpoint of {@code kind} keeps the output tails of the delivery it names: every
-   * kind but a redrive (an operator's action between deliveries). Which entries end their
-   * delivery is {@link Checkpoint#endsDelivery()}: a progress takeover keeps tails too (still
-   * empty as its delivery starts), and so does the cancellation of a pending item (its last
-   * delivery's, repeated).
+   * Whether checkpoints of {@code kind} may keep the output tails of the delivery they name: every
+   * kind but a redrive (an operator's action between deliveries). One entry's answer is {@link
+   * #keepsOutput(String, Long)}.
    */
   static boolean keepsOutput(String kind) {
     return !Checkpoint.REDRIVEN.equals(kind);
+  }
+
+  /**
+   * Whether an entry of {@code kind} written under lease {@code token} keeps the output tails of
+   * the delivery it names: not a redrive, and not the cancellation of an item no lease held (a
+   * pending item: its last delivery ended before, and its tails belong to the entry that ended
+   * it). A progress takeover keeps tails (still empty as its delivery starts). Which entries end
+   * their delivery is {@link Checkpoint#endsDelivery()}.
+   */
+  static boolean keepsOutput(String kind, Long token) {
+    return keepsOutput(kind) && !(Checkpoint.CANCELLED.equals(kind) && token == null);
   }
 
   /** The checkpoints of one item, oldest first. */

@@ -77,10 +77,8 @@ final class OperatorActions {
                 + status + "'; indicates a bug");
       }
     }
-    // a pending item's last delivery (if any) ended before, with an entry of its own that keeps
-    // its output: the cancellation copies it only when it ends a running delivery
     checkpoints.insert(c, Checkpoint.CANCELLED,
-        new Checkpoints.Entry(id, holder, token, deliveries, heartbeat, reason), now, token != null);
+        new Checkpoints.Entry(id, holder, token, deliveries, heartbeat, reason), now);
     if (token != null) {
       engine.notifyCancelled(c, id);
     }
