@@ -255,6 +255,6 @@ final class DemoCommand implements Callable<Integer> {
 
   /** {@code word} as one word pasted into a shell: quoted when it holds anything but a plain path. */
   static String shellWord(String word) {
-    return word.matches("[A-Za-z0-9_./:=-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
+    return word.matches("[A-Za-z0-9_./:=-]+") ? word : dev.tether.cli.internal.ChildAccess.quote(word);
   }
 }

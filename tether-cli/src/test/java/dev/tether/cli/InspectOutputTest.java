@@ -60,8 +60,8 @@ class InspectOutputTest {
     long id;
     try (TetherStore s = TetherStore.open(db)) {
       LeaseManager lm = new LeaseManager(s, "test");
-      id = lm.enqueue(NewWorkItem.builder("default").input(TRUE_COMMAND).build());
-      Lease first = lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
+      Lease first = firstDelivery(lm);
+      id = first.itemId();
       lm.checkpoint(first.itemId(), first.token(), "step 2".getBytes(java.nio.charset.StandardCharsets.UTF_8));
       lm.handBack(first.itemId(), first.token(), Duration.ZERO);
       // delivery 2 starts from delivery 1's progress (a progress_taken_over checkpoint) and succeeds
@@ -85,8 +85,8 @@ class InspectOutputTest {
     long id;
     try (TetherStore s = TetherStore.open(db)) {
       LeaseManager lm = new LeaseManager(s, "test");
-      id = lm.enqueue(NewWorkItem.builder("default").input(TRUE_COMMAND).build());
-      Lease l = lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
+      Lease l = firstDelivery(lm);
+      id = l.itemId();
       lm.handBack(l.itemId(), l.token(), Duration.ZERO,
           new dev.tether.mailbox.OutputTail("draining\n", "", 9, Duration.ZERO, Duration.ZERO));
       assertThat(new dev.tether.jdbc.QueueAdmin(s).cancel(id, "not needed")).isTrue();
@@ -96,5 +96,11 @@ class InspectOutputTest {
     assertThat(out).as(out).containsPattern("(?m)^1 +handed_back ");
     assertThat(out).as(out).contains("--- stdout (tail) of delivery 1, handed_back ---\ndraining");
     assertThat(out).as(out).containsPattern("(?m)^cancelled +1 ");
+  }
+
+  /** Enqueues the 'true' command on queue "default" and takes its first delivery. */
+  private static Lease firstDelivery(LeaseManager lm) {
+    lm.enqueue(NewWorkItem.builder("default").input(TRUE_COMMAND).build());
+    return lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
   }
 }

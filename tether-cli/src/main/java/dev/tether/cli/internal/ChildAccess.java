@@ -161,12 +161,12 @@ public final class ChildAccess {
       if (shared != null) {
         return shared;
       }
-      Path dir = Files.createTempDirectory("tether-cli-", PRIVATE_DIR);
+      Path dir = Files.createTempDirectory("tether-cli-", PRIVATE);
       dir.toFile().deleteOnExit();
       Path file = dir.resolve("tether");
       Files.writeString(file, script, StandardCharsets.UTF_8);
       file.toFile().deleteOnExit(); // deleted before its directory (reverse order)
-      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwx------"));
+      Files.setPosixFilePermissions(file, OWNER_ONLY);
       return file;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the TETHER_CLI launcher into a temporary"
@@ -174,8 +174,13 @@ public final class ChildAccess {
     }
   }
 
+  /** Read, write and search (or run) for the owner alone. */
+  private static final java.util.Set<PosixFilePermission> OWNER_ONLY =
+      java.util.Set.copyOf(PosixFilePermissions.fromString("rwx------"));
+
+  /** {@link #OWNER_ONLY} as the attribute a new directory or file is created with. */
   private static final java.nio.file.attribute.FileAttribute<java.util.Set<PosixFilePermission>>
-      PRIVATE_DIR = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+      PRIVATE = PosixFilePermissions.asFileAttribute(OWNER_ONLY);
 
   /**
    * The launcher in a directory named after its content ({@code tether-cli-<user>-<hash>} in
@@ -198,7 +203,7 @@ public final class ChildAccess {
     }
     Path dir = tmp.resolve("tether-cli-" + user + "-" + hash);
     try {
-      Files.createDirectory(dir, PRIVATE_DIR);
+      Files.createDirectory(dir, PRIVATE);
     } catch (FileAlreadyExistsException e) {
       // another worker of this installation made it (or somebody else did: checked below)
     } catch (UnsupportedOperationException e) {
@@ -210,13 +215,11 @@ public final class ChildAccess {
       return null;
     }
     Path file = dir.resolve("tether");
-    if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(file)
-        && script.equals(Files.readString(file, StandardCharsets.UTF_8))) {
+    if (intact(file, script)) {
       return file;
     }
     // written aside and moved in whole: a worker starting meanwhile never runs half a script
-    Path part = Files.createTempFile(dir, "tether-", ".part",
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path part = Files.createTempFile(dir, "tether-", ".part", PRIVATE);
     try {
       Files.writeString(part, script, StandardCharsets.UTF_8);
       Files.move(part, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
@@ -234,7 +237,7 @@ public final class ChildAccess {
     } catch (UnsupportedOperationException e) {
       return false;
     }
-    return a.isDirectory() && a.permissions().equals(PosixFilePermissions.fromString("rwx------"))
+    return a.isDirectory() && a.permissions().equals(OWNER_ONLY)
         && a.owner().equals(processOwner());
   }
 
@@ -253,8 +256,13 @@ public final class ChildAccess {
     return owner;
   }
 
-  /** Quotes a word for sh: single quotes, each embedded one as '\''. */
-  static String quote(String word) {
+  /**
+   * Quotes a word for sh: single quotes, each embedded one as {@code '\''}.
+   *
+   * @param word any text
+   * @return the text as one shell word
+   */
+  public static String quote(String word) {
     return "'" + word.replace("'", "'\\''") + "'";
   }
 }

@@ -478,16 +478,14 @@ public final class ProcessRunner {
         killTree(process);
       }
     }
-    // a scan of every process costs about 10 us each: after a short command, the recent ones do
-    boolean brief = System.nanoTime() - start < SHORT_LIVED_NANOS;
-    List<ProcessHandle> left = Launchers.SESSION.isEmpty() ? List.of()
-        : brief ? SessionMembers.ofShortLived(process.pid()) : SessionMembers.of(process.pid());
+    List<ProcessHandle> left =
+        sessionOf(process, System.nanoTime() - start < SHORT_LIVED_NANOS);
     if (!left.isEmpty()) {
       log.info("Process {} exited leaving {} in its session (pids {}); ending {}", process.pid(),
           left.size() == 1 ? "a process" : left.size() + " processes",
           left.stream().map(h -> Long.toString(h.pid())).collect(java.util.stream.Collectors.joining(", ")),
           left.size() == 1 ? "it" : "them");
-      interrupted |= end(left, () -> sessionOf(process));
+      interrupted |= end(left, () -> sessionOf(process, false));
     }
     // Processes that left the session (setsid) may keep the pipes open: bound the wait, then close.
     long readDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
@@ -536,10 +534,14 @@ public final class ProcessRunner {
 
   /**
    * The live processes of the session the command leads (see {@link SessionMembers}); empty where
-   * commands do not start in a session of their own.
+   * commands do not start in a session of their own. After a command that ran briefly only the
+   * process ids handed out since it started are read (a scan costs about 10 us per process).
    */
-  private static List<ProcessHandle> sessionOf(Process process) {
-    return Launchers.SESSION.isEmpty() ? List.of() : SessionMembers.of(process.pid());
+  private static List<ProcessHandle> sessionOf(Process process, boolean ranBriefly) {
+    if (Launchers.SESSION.isEmpty()) {
+      return List.of();
+    }
+    return ranBriefly ? SessionMembers.ofShortLived(process.pid()) : SessionMembers.of(process.pid());
   }
 
   /**
@@ -555,7 +557,7 @@ public final class ProcessRunner {
     if (end(tree, () -> {
       List<ProcessHandle> all = new ArrayList<>();
       process.descendants().forEach(all::add);
-      all.addAll(sessionOf(process));
+      all.addAll(sessionOf(process, false));
       return all;
     })) {
       Thread.currentThread().interrupt();

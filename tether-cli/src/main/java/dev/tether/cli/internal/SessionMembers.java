@@ -80,14 +80,7 @@ final class SessionMembers {
     if (!OURS) {
       return false;
     }
-    byte[] buf = new byte[512];
-    int n;
-    try (FileInputStream in = new FileInputStream(PROC_PATH + pid + "/stat")) {
-      n = in.readNBytes(buf, 0, buf.length);
-    } catch (IOException e) {
-      return false;
-    }
-    long[] ids = parseStat(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+    long[] ids = readStat(pid, new byte[STAT_BYTES]);
     return ids != null && ids[1] == 'Z';
   }
 
@@ -98,24 +91,35 @@ final class SessionMembers {
       return members;
     }
     long last = newerOnly ? lastPid() : -1;
-    byte[] buf = new byte[1024];
+    byte[] buf = new byte[STAT_BYTES];
     for (String name : names) {
       long pid = pidOf(name);
       if (pid < 0 || (last >= 0 && !handedOutAfter(pid, sessionId, last))) {
         continue;
       }
-      int n;
-      try (FileInputStream in = new FileInputStream(PROC_PATH + name + "/stat")) {
-        n = in.readNBytes(buf, 0, buf.length);
-      } catch (IOException e) {
-        continue; // ended meanwhile, or not ours to read
-      }
-      long[] ids = parseStat(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+      long[] ids = readStat(pid, buf);
       if (ids != null && ids[0] == sessionId && ids[1] != 'Z') {
         ProcessHandle.of(pid).ifPresent(members::add);
       }
     }
     return members;
+  }
+
+  /** Bytes read of a {@code stat} line: the fields wanted come within its first few dozen. */
+  private static final int STAT_BYTES = 1024;
+
+  /**
+   * The session id and state letter of {@code pid} from its {@code /proc/PID/stat}, read into
+   * {@code buf}; null if it ended meanwhile, is not ours to read, or the line cannot be parsed.
+   */
+  private static long[] readStat(long pid, byte[] buf) {
+    int n;
+    try (FileInputStream in = new FileInputStream(PROC_PATH + pid + "/stat")) {
+      n = in.readNBytes(buf, 0, buf.length);
+    } catch (IOException e) {
+      return null;
+    }
+    return parseStat(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
   }
 
   /**
