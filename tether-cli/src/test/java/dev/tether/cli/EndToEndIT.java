@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -93,6 +94,54 @@ class EndToEndIT {
     await().atMost(Duration.ofSeconds(10))
         .until(() -> ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true));
     assertThat(t.status(id)).isEqualTo("in_progress"); // its lease runs out; another worker takes it
+  }
+
+  @Test
+  void whatARunningCommandStartedDiesWithAWorkerKilledWithSigkill() throws Exception {
+    // The parent-death signal reaches the shell only: its background job, a pipeline's stage and
+    // a process in a group of its own were re-parented and ran on beside the next delivery.
+    JarRunner t = new JarRunner(dir);
+    Path pids = dir.resolve("started.pids");
+    long id = id(t.run("enqueue", "--", "sh", "-c", "sleep 121 & echo $! > '" + pids + ".tmp';"
+        + " perl -e 'setpgrp(0, 0); exec q(sleep), 122' & echo $! >> '" + pids + ".tmp';"
+        + " mv '" + pids + ".tmp' '" + pids + "'; sleep 123 | cat"));
+    JarRunner.Proc w = t.start("worker", "--visibility", "10m");
+    await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(pids));
+    List<Long> started = new java.util.ArrayList<>();
+    for (String line : Files.readAllLines(pids)) {
+      started.add(Long.parseLong(line.strip()));
+    }
+    assertThat(started).hasSize(2);
+    try {
+      for (long pid : started) {
+        await().atMost(Duration.ofSeconds(5)).until(() -> running(pid));
+      }
+      JarRunner.kill9(w);
+      for (long pid : started) {
+        await("process " + pid + " after the worker's death").atMost(Duration.ofSeconds(10))
+            .until(() -> !running(pid));
+      }
+      await("the pipeline's sleep 123").atMost(Duration.ofSeconds(10))
+          .until(() -> ProcessHandle.allProcesses().noneMatch(
+              h -> h.info().commandLine().orElse("").endsWith("sleep 123")));
+    } finally {
+      for (long pid : started) {
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+      }
+      ProcessHandle.allProcesses().filter(h -> h.info().commandLine().orElse("").endsWith("sleep 123"))
+          .forEach(ProcessHandle::destroyForcibly);
+    }
+    assertThat(t.status(id)).isEqualTo("in_progress"); // its lease runs out; another worker takes it
+  }
+
+  /** Whether {@code pid} runs (a zombie, which waits only to be collected, does not). */
+  private static boolean running(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      return !stat.substring(stat.lastIndexOf(") ") + 2).startsWith("Z");
+    } catch (java.io.IOException e) {
+      return false;
+    }
   }
 
   @Test

@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
  *   <li>Where util-linux {@code setpriv} supports {@code --pdeathsig} (probed once), the child
  *       starts as {@code setpriv --pdeathsig KILL -- argv...}: the kernel sends it SIGKILL if the
  *       worker dies, even by SIGKILL, so a redelivered item never runs beside an orphan of its
- *       previous delivery. (The signal goes to the direct child, the program itself; processes it
- *       started are not covered.) Without {@code setpriv} this is logged once as a warning.
+ *       previous delivery. The signal goes to the direct child, the program itself; what it started
+ *       (a shell's children, a pipeline) is ended by the {@link SessionReaper}'s helper, which
+ *       watches the sessions of the commands running. Without {@code setpriv} this is logged once
+ *       as a warning.
  *   <li>Where util-linux {@code setsid} works, the child starts in a session and process group of
  *       its own: a terminal's Ctrl-C or hang-up reaches the worker, which drains, and not its
  *       commands directly.
@@ -179,6 +181,22 @@ public final class ProcessRunner {
       return new CommandResult(
           -1, 0, "", "", 0, 0, 0, null, argv.get(0) + ": " + e.getMessage());
     }
+    SessionReaper reaper = Launchers.SESSION.isEmpty() ? null : SessionReaper.shared();
+    if (reaper != null) {
+      reaper.watch(process.pid());
+    }
+    try {
+      return watch(spec, context, stopSignal, listener, process, start);
+    } finally {
+      if (reaper != null) {
+        reaper.forget(process.pid()); // its session has ended, with all it left running
+      }
+    }
+  }
+
+  /** Watches the started {@code process} to its end; see {@link #run}. */
+  private CommandResult watch(CommandSpec spec, WorkContext context, BooleanSupplier stopSignal,
+      OutputListener listener, Process process, long start) throws InterruptedException {
     TailBuffer out = new TailBuffer(tailBytes);
     TailBuffer err = new TailBuffer(tailBytes);
     long[] chunks = new long[2]; // chunks read, System.nanoTime() of the last one

@@ -35,6 +35,11 @@ final class SessionMembers {
 
   private SessionMembers() {}
 
+  /** Whether {@code /proc} shows this JVM's process id namespace, so that it is read at all. */
+  static boolean readable() {
+    return OURS;
+  }
+
   private static boolean procIsOurs() {
     try {
       return Long.parseLong(java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of(PROC_PATH, "self"))
