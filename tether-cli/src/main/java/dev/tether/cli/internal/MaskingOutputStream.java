@@ -27,7 +27,30 @@ public final class MaskingOutputStream extends FilterOutputStream {
   /** The most bytes held of a line with no blank or quote to cut it at. */
   static final int MAX_HELD = 1024 * 1024;
 
-  private final ByteArrayOutputStream line = new ByteArrayOutputStream(256);
+  private final Held line = new Held();
+  /**
+   * How many bytes at the start of {@link #line} are known to hold no blank or quote: a long
+   * line's bytes are looked at once, not again at every write while it is held.
+   */
+  private int scanned;
+
+  /** The bytes held, readable in place. */
+  private static final class Held extends ByteArrayOutputStream {
+    Held() {
+      super(256);
+    }
+
+    byte at(int i) {
+      return buf[i];
+    }
+
+    /** Writes the first {@code n} bytes to {@code into}, masked, and keeps the rest. */
+    void writeFirst(int n, MaskingOutputStream into) throws IOException {
+      into.writeMasked(java.util.Arrays.copyOf(buf, n));
+      System.arraycopy(buf, n, buf, 0, count - n);
+      count -= n;
+    }
+  }
 
   /**
    * Masks what is written to {@code out}.
@@ -78,6 +101,7 @@ public final class MaskingOutputStream extends FilterOutputStream {
   }
 
   private void emit() throws IOException {
+    scanned = 0;
     if (line.size() == 0) {
       return;
     }
@@ -92,20 +116,20 @@ public final class MaskingOutputStream extends FilterOutputStream {
    * bytes, then all of it.
    */
   private void emitLong() throws IOException {
-    byte[] bytes = line.toByteArray();
-    int cut = bytes.length;
-    while (cut > 0 && !endsEveryPassword(bytes[cut - 1])) {
+    int size = line.size();
+    int cut = size;
+    while (cut > scanned && !endsEveryPassword(line.at(cut - 1))) {
       cut--;
     }
-    if (cut == 0) {
-      if (bytes.length < MAX_HELD) {
+    if (cut == scanned) { // none among the bytes not looked at yet, so none at all
+      scanned = size;
+      if (size < MAX_HELD) {
         return;
       }
-      cut = bytes.length;
+      cut = size;
     }
-    line.reset();
-    line.write(bytes, cut, bytes.length - cut);
-    writeMasked(cut == bytes.length ? bytes : java.util.Arrays.copyOf(bytes, cut));
+    line.writeFirst(cut, this);
+    scanned = line.size(); // what follows the last blank or quote holds none
   }
 
   /** A byte that no password {@link StoreLocation#mask} finds can hold (see its patterns). */

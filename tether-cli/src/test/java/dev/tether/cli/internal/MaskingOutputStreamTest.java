@@ -7,6 +7,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Standard error with every password in a URL masked, whatever writes the line. */
 class MaskingOutputStreamTest {
@@ -89,5 +90,40 @@ class MaskingOutputStreamTest {
     assertThat(sink.size()).isZero();
     m.write(new byte[MaskingOutputStream.MAX_HELD]);
     assertThat(sink.size()).as("written once the most is held").isEqualTo(MaskingOutputStream.MAX_HELD + MaskingOutputStream.MAX_LINE + 10);
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // the old stream: hours
+  void aLongLineWrittenByteByByteIsLookedAtOnce() throws Exception {
+    // base64 or a hex dump, say: no blank or quote for a megabyte, written a byte at a time (as a
+    // logger writing through an unbuffered stream may), with a URL and blanks further on
+    ByteArrayOutputStream sink = new ByteArrayOutputStream();
+    MaskingOutputStream m = new MaskingOutputStream(sink);
+    String run = "x".repeat(MaskingOutputStream.MAX_HELD - 1000);
+    String rest = "ab jdbc:postgresql://u:s3cret@h/db cd " + "y".repeat(MaskingOutputStream.MAX_LINE) + "\n";
+    for (byte b : (run + rest).getBytes(StandardCharsets.US_ASCII)) {
+      m.write(b);
+    }
+    String text = sink.toString(StandardCharsets.US_ASCII);
+    assertThat(text).doesNotContain("s3cret")
+        .isEqualTo(run + rest.replace("s3cret", "***"));
+  }
+
+  @Test
+  void aBlankArrivingAfterALongHeldRunIsWhereTheLineIsCut() throws Exception {
+    // the run is held in pieces; the first blank comes with a later write, and the URL after it
+    // is held whole until its end
+    ByteArrayOutputStream sink = new ByteArrayOutputStream();
+    MaskingOutputStream m = new MaskingOutputStream(sink);
+    byte[] piece = "z".repeat(1000).getBytes(StandardCharsets.US_ASCII);
+    for (int i = 0; i < 70; i++) {
+      m.write(piece);
+    }
+    assertThat(sink.size()).as("no blank yet: held").isZero();
+    m.write(" jdbc:postgresql://u:s3cr".getBytes(StandardCharsets.US_ASCII));
+    assertThat(sink.size()).as("written up to the blank").isEqualTo(70_001);
+    m.write("et@h/db\n".getBytes(StandardCharsets.US_ASCII));
+    assertThat(sink.toString(StandardCharsets.US_ASCII))
+        .isEqualTo("z".repeat(70_000) + " jdbc:postgresql://u:***@h/db\n");
   }
 }
