@@ -116,6 +116,12 @@ class EndToEndIT {
       for (long pid : started) {
         await().atMost(Duration.ofSeconds(5)).until(() -> running(pid));
       }
+      long own = started.get(1);
+      await("perl's process group of its own").atMost(Duration.ofSeconds(5))
+          .until(() -> statField(own, 2).equals(Long.toString(own)));
+      await("the pipeline's sleep 123").atMost(Duration.ofSeconds(5))
+          .until(() -> ProcessHandle.allProcesses().anyMatch(
+              h -> h.info().commandLine().orElse("").endsWith("sleep 123")));
       JarRunner.kill9(w);
       for (long pid : started) {
         await("process " + pid + " after the worker's death").atMost(Duration.ofSeconds(10))
@@ -136,11 +142,20 @@ class EndToEndIT {
 
   /** Whether {@code pid} runs (a zombie, which waits only to be collected, does not). */
   private static boolean running(long pid) {
+    String state = statField(pid, 0);
+    return !state.isEmpty() && !state.equals("Z");
+  }
+
+  /**
+   * Field {@code i} of {@code /proc/PID/stat} after the process name (0: state, 2: process
+   * group), or "" if it cannot be read.
+   */
+  private static String statField(long pid, int i) {
     try {
       String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-      return !stat.substring(stat.lastIndexOf(") ") + 2).startsWith("Z");
-    } catch (java.io.IOException e) {
-      return false;
+      return stat.substring(stat.lastIndexOf(") ") + 2).split(" ")[i];
+    } catch (java.io.IOException | RuntimeException e) {
+      return "";
     }
   }
 

@@ -187,6 +187,9 @@ public final class ProcessRunner {
     }
     try {
       return watch(spec, context, stopSignal, listener, process, start);
+    } catch (RuntimeException | Error e) {
+      killTree(process); // not left running unwatched: it has been started, its item fails
+      throw e;
     } finally {
       if (reaper != null) {
         reaper.forget(process.pid()); // its session has ended, with all it left running
@@ -383,19 +386,20 @@ public final class ProcessRunner {
           return prefix;
         }
         log.warn("{} --pdeathsig does not work here (exit {}); commands of a worker killed with "
-            + "SIGKILL will keep running", path, exit < 0 ? "none" : exit);
+            + "SIGKILL keep running unless the session reaper ends them (setsid and /bin/sh)",
+            path, exit < 0 ? "none" : exit);
         return List.of();
       } catch (IOException e) {
-        log.warn("Cannot run {} ({}); commands of a worker killed with SIGKILL will keep running",
-            path, e.getMessage());
+        log.warn("Cannot run {} ({}); commands of a worker killed with SIGKILL keep running unless"
+            + " the session reaper ends them (setsid and /bin/sh)", path, e.getMessage());
         return List.of();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return List.of();
       }
     }
-    log.warn("No setpriv (util-linux) found: commands of a worker killed with SIGKILL will keep "
-        + "running after it");
+    log.warn("No setpriv (util-linux) found: commands of a worker killed with SIGKILL keep running"
+        + " after it unless the session reaper ends them (setsid and /bin/sh)");
     return List.of();
   }
 

@@ -125,18 +125,71 @@ class SessionReaperTest {
   @Test
   void theHelperIgnoresTheSignalsOfATerminalAndOfAServiceStop() throws Exception {
     long[] a = command("sleep 307 & echo $!; wait", 1);
-    reaper.watch(a[0]);
+    long[] b = command("sleep 317 & echo $!; wait", 1);
+    reaper.watch(a[0]); // returns once the helper said it ignores them
     long helper = reaper.helperPid();
     for (String signal : new String[] {"INT", "HUP", "TERM"}) {
       assertThat(new ProcessBuilder("kill", "-" + signal, Long.toString(helper)).start().waitFor())
-          .isZero();
+          .as("kill -%s of the helper", signal).isZero();
     }
-    reaper.watch(a[0]); // a write after the signals: the pipe still has its reader
+    reaper.watch(b[0]); // a write after the signals: the pipe still has its reader
     assertThat(reaper.helperPid()).as("the same helper").isEqualTo(helper);
     assertThat(running(helper)).isTrue();
 
     reaper.closeAsIfDead();
+    await().atMost(Duration.ofSeconds(10)).until(() -> !running(a[1]) && !running(b[1]));
+  }
+
+  @Test
+  void aProcessIdListedTwiceStaysListedUntilBothAreTakenOff() throws Exception {
+    // a process id handed out again before the first command's session was taken off
+    long[] a = command("sleep 318 & echo $!; wait", 1);
+    reaper.watch(a[0]);
+    reaper.watch(a[0]);
+    reaper.forget(a[0]);
+    long helper = reaper.helperPid();
+
+    reaper.closeAsIfDead();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> !running(a[1]) && !running(helper));
+  }
+
+  @Test
+  void aProcessWhoseNameHoldsALineBreakIsFoundToo() throws Exception {
+    // in a group of its own, so only the scan of /proc finds it; its name would end the line a
+    // stat file is read as, before the session's field
+    long[] a = command("perl -e 'setpgrp(0, 0); $0 = \"nl\\n) S 1 1 1\"; sleep 319' & echo $!; wait", 1);
+    await("the name with a line break").atMost(Duration.ofSeconds(5)).until(() -> {
+      try {
+        return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + a[1] + "/comm"))
+            .startsWith("nl\n");
+      } catch (java.io.IOException e) {
+        return false;
+      }
+    });
+    reaper.watch(a[0]);
+
+    reaper.closeAsIfDead();
+
     await().atMost(Duration.ofSeconds(10)).until(() -> !running(a[1]));
+  }
+
+  @Test
+  void aHelperThatCannotStartIsTriedAgainOnlyAfterAPause() throws Exception {
+    // a launcher that counts its runs and fails, as a missing /bin/sh would
+    java.nio.file.Path runs = java.nio.file.Files.createTempFile("reaper-runs", ".txt");
+    try {
+      SessionReaper failing = new SessionReaper(
+          List.of("/bin/sh", "-c", "echo run >> '" + runs + "'; exit 127", "launcher"), true);
+      for (int i = 0; i < 5; i++) {
+        failing.watch(1000 + i);
+        failing.forget(1000 + i);
+      }
+      assertThat(failing.helperPid()).isEqualTo(-1);
+      assertThat(java.nio.file.Files.readAllLines(runs)).as("starts tried").hasSize(1);
+    } finally {
+      java.nio.file.Files.deleteIfExists(runs);
+    }
   }
 
   @Test
