@@ -65,6 +65,13 @@ class SessionReaperTest {
     return pids;
   }
 
+  /** Waits until none of {@code pids} runs any more. */
+  private static void awaitGone(long... pids) {
+    for (long pid : pids) {
+      await("process " + pid + " gone").atMost(Duration.ofSeconds(10)).until(() -> !running(pid));
+    }
+  }
+
   private static boolean running(long pid) {
     return ProcessHandle.of(pid).map(h -> h.isAlive() && !SessionMembers.isZombie(pid)).orElse(false);
   }
@@ -99,11 +106,7 @@ class SessionReaperTest {
 
     reaper.closeAsIfDead();
 
-    for (long pid : new long[] {a[0], a[1], a[2], a[3], b[0], b[1]}) {
-      await("process " + pid + " after the worker's death").atMost(Duration.ofSeconds(10))
-          .until(() -> !running(pid));
-    }
-    await("the helper's exit").atMost(Duration.ofSeconds(10)).until(() -> !running(helper));
+    awaitGone(a[0], a[1], a[2], a[3], b[0], b[1], helper);
   }
 
   @Test
@@ -117,7 +120,7 @@ class SessionReaperTest {
 
     reaper.closeAsIfDead();
 
-    await().atMost(Duration.ofSeconds(10)).until(() -> !running(ended[1]) && !running(helper));
+    awaitGone(ended[1], helper);
     assertThat(running(kept[0])).as("the session no longer listed").isTrue();
     assertThat(running(kept[1])).isTrue();
   }
@@ -137,7 +140,7 @@ class SessionReaperTest {
     assertThat(running(helper)).isTrue();
 
     reaper.closeAsIfDead();
-    await().atMost(Duration.ofSeconds(10)).until(() -> !running(a[1]) && !running(b[1]));
+    awaitGone(a[1], b[1]);
   }
 
   @Test
@@ -151,7 +154,7 @@ class SessionReaperTest {
 
     reaper.closeAsIfDead();
 
-    await().atMost(Duration.ofSeconds(10)).until(() -> !running(a[1]) && !running(helper));
+    awaitGone(a[1], helper);
   }
 
   @Test
@@ -171,7 +174,7 @@ class SessionReaperTest {
 
     reaper.closeAsIfDead();
 
-    await().atMost(Duration.ofSeconds(10)).until(() -> !running(a[1]));
+    awaitGone(a[1]);
   }
 
   @Test
@@ -199,13 +202,13 @@ class SessionReaperTest {
     reaper.watch(a[0]);
     long first = reaper.helperPid();
     ProcessHandle.of(first).orElseThrow().destroyForcibly();
-    await().atMost(Duration.ofSeconds(5)).until(() -> !running(first));
+    awaitGone(first);
 
     reaper.watch(b[0]); // finds the pipe broken: a new helper, told of a and b
     long second = reaper.helperPid();
     assertThat(second).isPositive().isNotEqualTo(first);
 
     reaper.closeAsIfDead();
-    await().atMost(Duration.ofSeconds(10)).until(() -> !running(a[1]) && !running(b[1]));
+    awaitGone(a[1], b[1]);
   }
 }
