@@ -178,4 +178,93 @@ class DistributionIT {
     assertThat(bad.code()).isEqualTo(127);
     assertThat(bad.err()).contains("JAVA_HOME is '" + dir.resolve("nowhere") + "'");
   }
+
+  @Test
+  void launcherAsProcessOneCollectsWhatCommandsLeaveAndPassesOnSigterm() throws Exception {
+    // a container whose entry point is bin/tether, without an init: a new process id namespace
+    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
+    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
+        "unshare --pid (util-linux, as root or with user namespaces) is needed to run the launcher"
+            + " as process 1; skipped: " + probe.err());
+    String db = dir.resolve("init.db").toString();
+    for (String script : List.of("sleep 30 & echo started; exit 0", "(sleep 31 &); exit 0",
+        "sleep 32 & sleep 33 & exit 0")) {
+      Run e = tether("enqueue", "--db", db, "--", "sh", "-c", script);
+      assertThat(e.code()).as(e.err()).isZero();
+    }
+    Path out = dir.resolve("init.out");
+    Path err = dir.resolve("init.err");
+    ProcessBuilder pb = new ProcessBuilder("unshare", "--pid", "--fork", "--mount-proc",
+        home.resolve("bin/tether").toString(), "worker", "--db", db, "--concurrency", "2")
+        .directory(dir.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
+    pb.environment().put("JAVA_HOME", JAVA_HOME);
+    pb.environment().remove("TETHER_DB");
+    Process unshare = pb.start();
+    try {
+      ProcessHandle init = org.awaitility.Awaitility.await("the namespace's process 1")
+          .atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> unshare.toHandle().children().findFirst(), java.util.Optional::isPresent)
+          .orElseThrow();
+      org.awaitility.Awaitility.await("three items completed").atMost(java.time.Duration.ofSeconds(60))
+          .until(() -> {
+            Run ls = tether("ls", "--db", db, "--status", "completed", "--json");
+            return ls.code() == 0 && ls.out().split("\"status\":\"completed\"", -1).length - 1 == 3;
+          });
+      // the leftovers were ended before each item completed: whatever process 1 inherited has ended
+      org.awaitility.Awaitility.await("no zombie left under process 1")
+          .atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> zombiesUnder(init.pid()) == 0);
+      assertThat(init.children().map(h -> h.info().command().orElse("")))
+          .as("process 1 runs the JVM as its child").anyMatch(c -> c.endsWith("/java"));
+
+      assertThat(new ProcessBuilder("kill", "-TERM", Long.toString(init.pid())).start().waitFor())
+          .isZero();
+      assertThat(unshare.waitFor(60, TimeUnit.SECONDS)).as("the worker stopped").isTrue();
+      assertThat(unshare.exitValue()).as("its status, passed on: %s", Files.readString(err)).isZero();
+      assertThat(Files.readString(err)).contains("stopped").doesNotContain("This worker's JVM is process 1");
+    } finally {
+      unshare.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+      unshare.destroyForcibly();
+    }
+  }
+
+  @Test
+  void aWorkerJvmThatIsProcessOneSaysItCannotCollectWhatCommandsLeave() throws Exception {
+    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
+    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
+        "unshare --pid (util-linux, as root or with user namespaces) is needed to run a JVM as"
+            + " process 1; skipped: " + probe.err());
+    Path err = dir.resolve("jvm1.err");
+    Process unshare = new ProcessBuilder("unshare", "--pid", "--fork", "--mount-proc",
+        Path.of(JAVA_HOME, "bin", "java").toString(), "-jar", home.resolve("lib/tether.jar").toString(),
+        "worker", "--db", dir.resolve("jvm1.db").toString())
+        .directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+        .redirectError(err.toFile()).start();
+    try {
+      org.awaitility.Awaitility.await("the warning").atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> Files.readString(err).contains("This worker's JVM is process 1"));
+      long init = unshare.toHandle().children().findFirst().orElseThrow().pid();
+      assertThat(new ProcessBuilder("kill", "-TERM", Long.toString(init)).start().waitFor()).isZero();
+      assertThat(unshare.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(unshare.exitValue()).as(Files.readString(err)).isZero();
+    } finally {
+      unshare.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+      unshare.destroyForcibly();
+    }
+  }
+
+  /** Zombies whose parent is {@code pid}, from {@code /proc}. */
+  private static long zombiesUnder(long pid) throws IOException {
+    try (java.util.stream.Stream<Path> procs = Files.list(Path.of("/proc"))) {
+      return procs.filter(p -> p.getFileName().toString().matches("\\d+")).filter(p -> {
+        try {
+          String stat = Files.readString(p.resolve("stat"));
+          String[] f = stat.substring(stat.lastIndexOf(") ") + 2).split(" ");
+          return f[0].equals("Z") && f[1].equals(Long.toString(pid));
+        } catch (IOException | RuntimeException e) {
+          return false; // ended meanwhile
+        }
+      }).count();
+    }
+  }
 }

@@ -449,7 +449,23 @@ public final class Worker implements AutoCloseable {
     sweep.start();
     register();
     log.info("Worker {} started: {}", workerId, config);
+    if (ProcessHandle.current().pid() == 1) {
+      log.warn(PROCESS_ONE_WARNING);
+    }
   }
+
+  /**
+   * Logged when the worker's JVM is process 1 of its process id namespace (a container's entry
+   * point run without an init, not through the archive's {@code bin/tether}, which stays process 1
+   * itself then): processes that a command leaves behind are inherited by process 1, and a JVM
+   * never collects children it did not start, so each would stay a zombie, holding a process id,
+   * for the life of the container.
+   */
+  static final String PROCESS_ONE_WARNING = "This worker's JVM is process 1 (a container's entry"
+      + " point without an init): processes its commands leave behind are never collected and stay"
+      + " as zombies. Start it through the release archive's bin/tether (which then stays process 1"
+      + " and collects them), or under an init such as tini or docker run --init, or give a"
+      + " Kubernetes pod shareProcessNamespace: true";
 
   /**
    * Returns the health server's address while it runs.
