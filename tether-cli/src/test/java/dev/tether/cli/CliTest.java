@@ -356,6 +356,10 @@ class CliTest {
     assertOneLineError(r, 2, "--extend-every (60s) must be less than half of --extension (60s)");
     assertOneLineError(withDb("worker", "--visibility", "1m", "--extension", "1m"), 2,
         "--extension (60s) must be less than --visibility (60s)");
+    // the watchdog's rule: it came from the loop group once the store was open, with its list
+    // of rules cut from the one line printed
+    assertOneLineError(withDb("worker", "--visibility", "5s", "--extension", "4s", "--extend-every",
+        "500ms", "--watchdog", "6s"), 2, "--visibility (5s) must be longer than --watchdog (6s)");
     assertThat(Files.exists(dir.resolve("t.db"))).isFalse();
   }
 

@@ -158,6 +158,15 @@ public final class Worker implements AutoCloseable {
       }
       if (watchdog != null) {
         positive("--watchdog", watchdog);
+        if (visibility.compareTo(watchdog) <= 0) {
+          throw new IllegalArgumentException(
+              "--visibility ("
+                  + dev.tether.DurationText.of(visibility)
+                  + ") must be longer than --watchdog ("
+                  + dev.tether.DurationText.of(watchdog)
+                  + "), so that a stalled worker is ended before its leases can run out"
+                  + " (calibration rule visibility_timeout > watchdog_threshold)");
+        }
       }
       Objects.requireNonNull(drainTimeout, "drainTimeout");
       if (drainTimeout.isNegative()) {
