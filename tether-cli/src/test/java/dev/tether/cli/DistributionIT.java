@@ -229,6 +229,59 @@ class DistributionIT {
   }
 
   @Test
+  void launcherAsProcessOneKeepsStdinTheJvmsStatusAndCtrlC() throws Exception {
+    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
+    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
+        "unshare --pid (util-linux, as root or with user namespaces) is needed to run the launcher"
+            + " as process 1; skipped: " + probe.err());
+    String db = dir.resolve("stdin.db").toString();
+    List<String> asOne = List.of("unshare", "--pid", "--fork", "--mount-proc",
+        home.resolve("bin/tether").toString());
+    // stdin: a background job of sh reads /dev/null unless the script hands its own on
+    Path commands = dir.resolve("commands.txt");
+    Files.writeString(commands, "echo three\necho four\n");
+    List<String> enqueue = new ArrayList<>(asOne);
+    enqueue.addAll(List.of("enqueue", "--db", db, "--file", "/dev/stdin"));
+    ProcessBuilder pb = new ProcessBuilder(enqueue).directory(dir.toFile())
+        .redirectInput(commands.toFile()).redirectErrorStream(true);
+    pb.environment().put("JAVA_HOME", JAVA_HOME);
+    Process e = pb.start();
+    String enqueued = new String(e.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(e.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(e.exitValue()).as(enqueued).isZero();
+    assertThat(tether("ls", "--db", db, "--json").out()).contains("echo three").contains("echo four");
+
+    // the JVM's own status: an unknown item is 1
+    List<String> inspect = new ArrayList<>(asOne);
+    inspect.addAll(List.of("inspect", "999", "--db", db));
+    Run unknown = run(inspect, Map.of("JAVA_HOME", JAVA_HOME));
+    assertThat(unknown.code()).as(unknown.err()).isEqualTo(1);
+
+    // Ctrl-C (SIGINT to process 1) reaches the worker, which stops as it does outside a container
+    List<String> worker = new ArrayList<>(asOne);
+    worker.addAll(List.of("worker", "--db", db));
+    Path out = dir.resolve("int.out");
+    Path err = dir.resolve("int.err");
+    ProcessBuilder wb = new ProcessBuilder(worker).directory(dir.toFile())
+        .redirectOutput(out.toFile()).redirectError(err.toFile());
+    wb.environment().put("JAVA_HOME", JAVA_HOME);
+    Process unshare = wb.start();
+    try {
+      org.awaitility.Awaitility.await("the worker started").atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> Files.readString(out).startsWith("worker "));
+      long init = unshare.toHandle().children().findFirst().orElseThrow().pid();
+      assertThat(new ProcessBuilder("kill", "-INT", Long.toString(init)).start().waitFor()).isZero();
+      assertThat(unshare.waitFor(60, TimeUnit.SECONDS)).as("stopped by SIGINT: %s", Files.readString(err))
+          .isTrue();
+      assertThat(unshare.exitValue()).as(Files.readString(err)).isZero();
+      assertThat(Files.readString(err)).contains("SIGINT received");
+    } finally {
+      unshare.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+      unshare.destroyForcibly();
+    }
+  }
+
+  @Test
   void aWorkerJvmThatIsProcessOneSaysItCannotCollectWhatCommandsLeave() throws Exception {
     Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
     org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
