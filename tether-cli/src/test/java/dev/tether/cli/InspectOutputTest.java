@@ -98,6 +98,28 @@ class InspectOutputTest {
     assertThat(out).as(out).containsPattern("(?m)^cancelled +1 ");
   }
 
+  @Test
+  void aDeliveryStillRunningHasNoReasonOfAnEarlierOnes() {
+    String db = dir.resolve("t.db").toString();
+    long id;
+    try (TetherStore s = TetherStore.open(db)) {
+      dev.tether.test.SettableClock clock = new dev.tether.test.SettableClock(java.time.Instant.now());
+      LeaseManager lm = new LeaseManager(s, "test",
+          dev.tether.jdbc.LeaseManagerConfig.defaults().withClock(clock));
+      Lease first = firstDelivery(lm);
+      id = first.itemId();
+      lm.release(first.itemId(), first.token(), false, null, "exit status 3: the first try broke");
+      clock.advance(Duration.ofMinutes(1)); // past the retry's backoff
+      Lease second = lm.acquire("default", Duration.ofMinutes(1)).orElseThrow();
+      assertThat(second.deliveryCount()).isEqualTo(2);
+    }
+    String out = inspect(db, id);
+    assertThat(out).as(out).containsPattern("(?m)^1 +released_failed .*the first try broke");
+    // the item's last error is still shown as such, but not as how the running delivery ended
+    assertThat(out).as(out).containsPattern("(?m)^2 +in_progress ")
+        .doesNotContainPattern("(?m)^2 +in_progress .*the first try broke");
+  }
+
   /** Enqueues the 'true' command on queue "default" and takes its first delivery. */
   private static Lease firstDelivery(LeaseManager lm) {
     lm.enqueue(NewWorkItem.builder("default").input(TRUE_COMMAND).build());

@@ -182,7 +182,8 @@ public final class Reports {
       } else if (d == w.deliveryCount()) {
         a.put("outcome", w.status().dbValue());
         a.put("holder", w.leaseHolder());
-        a.put("reason", w.errorMessage());
+        // the item's error is an earlier delivery's while this one runs or waits
+        a.put("reason", live.path("finished").asBoolean() ? w.errorMessage() : null);
         a.put("at", str(w.completedAt() != null ? w.completedAt() : w.updatedAt()));
         stdout = live.path("stdout_tail").asText(null);
         stderr = live.path("stderr_tail").asText(null);
