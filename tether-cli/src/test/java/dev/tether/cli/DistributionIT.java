@@ -282,6 +282,55 @@ class DistributionIT {
   }
 
   @Test
+  void launcherAsProcessOneUnderBashPassesTheStatusOn() throws Exception {
+    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
+    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
+        "unshare --pid (util-linux, as root or with user namespaces) is needed to run the launcher"
+            + " as process 1; skipped: " + probe.err());
+    // bash as /bin/sh (Fedora, RHEL, Amazon Linux) forgets a status once reported: 127 before
+    Run unknown = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "bash", "--posix",
+        home.resolve("bin/tether").toString(), "inspect", "999", "--db",
+        dir.resolve("bash.db").toString()), Map.of("JAVA_HOME", JAVA_HOME));
+    assertThat(unknown.code()).as(unknown.err()).isEqualTo(1);
+  }
+
+  @Test
+  void aTerminalsCtrlCReachesTheWorkerOnceWhenTheLauncherIsProcessOne() throws Exception {
+    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
+    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
+        "unshare --pid (util-linux, as root or with user namespaces) is needed to run the launcher"
+            + " as process 1; skipped: " + probe.err());
+    String db = dir.resolve("ctrlc.db").toString();
+    Path started = dir.resolve("started");
+    Run e = tether("enqueue", "--db", db, "--", "sh", "-c", "touch '" + started + "'; sleep 2; echo slept");
+    assertThat(e.code()).as(e.err()).isZero();
+    long id = Long.parseLong(e.out().strip());
+    Path out = dir.resolve("ctrlc.out");
+    Path err = dir.resolve("ctrlc.err");
+    // a session and process group of its own, as a terminal's foreground job has
+    ProcessBuilder pb = new ProcessBuilder("setsid", "unshare", "--pid", "--fork", "--mount-proc",
+        home.resolve("bin/tether").toString(), "worker", "--db", db, "--drain-timeout", "30s")
+        .directory(dir.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
+    pb.environment().put("JAVA_HOME", JAVA_HOME);
+    Process job = pb.start();
+    try {
+      org.awaitility.Awaitility.await("the command started").atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> Files.exists(started));
+      // Ctrl-C: SIGINT to the whole foreground group
+      assertThat(new ProcessBuilder("kill", "-INT", "--", "-" + job.pid()).start().waitFor()).isZero();
+      assertThat(job.waitFor(60, TimeUnit.SECONDS)).as(Files.readString(err)).isTrue();
+      assertThat(job.exitValue()).as(Files.readString(err)).isZero();
+      // one SIGINT: the drain let the command finish (a second one would have ended it at once)
+      assertThat(Files.readString(err)).contains("SIGINT received").doesNotContain("received again");
+      assertThat(tether("ls", "--db", db, "--json").out()).contains("\"id\":" + id)
+          .contains("\"status\":\"completed\"");
+    } finally {
+      job.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+      job.destroyForcibly();
+    }
+  }
+
+  @Test
   void aWorkerJvmThatIsProcessOneSaysItCannotCollectWhatCommandsLeave() throws Exception {
     Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
     org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
