@@ -78,7 +78,8 @@ final class DefaultItemView implements TetherDashboard.ItemView {
       } else if (d == w.deliveryCount()) {
         a.put("outcome", w.status().dbValue());
         a.put("holder", w.leaseHolder());
-        a.put("reason", w.errorMessage());
+        // the item's error is an earlier delivery's while this one runs or waits
+        a.put("reason", live.path("finished").asBoolean() ? w.errorMessage() : null);
         a.put("at", TetherDashboard.str(w.completedAt() != null ? w.completedAt() : w.updatedAt()));
         a.put("stdout_tail", live.path("stdout_tail").asText(null));
         a.put("stderr_tail", live.path("stderr_tail").asText(null));

@@ -249,6 +249,20 @@ abstract class DashboardApiContract {
   }
 
   @Test
+  void aDeliveryStillRunningHasNoReasonOfAnEarlierOnes() throws Exception {
+    long id = leases.enqueue(NewWorkItem.builder("r").input("retried").maxAttempts(3).build());
+    Lease first = leases.acquire("r", LEASE).orElseThrow();
+    leases.release(id, first.token(), false, null, "the first try broke");
+    clock.advance(Duration.ofMinutes(1)); // past the retry's backoff
+    leases.acquire("r", LEASE).orElseThrow();
+    JsonNode o = json("api/item?id=" + id);
+    assertThat(o.get("deliveries").get(0).get("reason").asText()).contains("the first try broke");
+    assertThat(o.get("deliveries").get(1).get("outcome").asText()).isEqualTo("in_progress");
+    assertThat(o.get("deliveries").get(1).get("reason").isNull())
+        .as("the running delivery's reason: %s", o.get("deliveries").get(1)).isTrue();
+  }
+
+  @Test
   void mutationsNeedPostAndTheToken() throws Exception {
     long id = failedItem("boom");
     assertThat(get("api/requeue?id=" + id).statusCode()).isEqualTo(405);
