@@ -360,6 +360,10 @@ class CliTest {
     // of rules cut from the one line printed
     assertOneLineError(withDb("worker", "--visibility", "5s", "--extension", "4s", "--extend-every",
         "500ms", "--watchdog", "6s"), 2, "--visibility (5s) must be longer than --watchdog (6s)");
+    // limits that the loop's and the sweep's own builders gave, in their names, once the store was open
+    assertOneLineError(withDb("worker", "--visibility", "13h"), 2,
+        "--visibility must be at most 43200s, was 46800s");
+    assertOneLineError(withDb("worker", "--sweep-every", "0s"), 2, "--sweep-every must be > 0, was 0ms");
     assertThat(Files.exists(dir.resolve("t.db"))).isFalse();
   }
 

@@ -138,8 +138,14 @@ public final class Worker implements AutoCloseable {
         throw new IllegalArgumentException("--concurrency must be 1..64, was " + concurrency);
       }
       positive("--visibility", visibility);
+      if (visibility.compareTo(dev.tether.mailbox.Mailbox.MAX_VISIBILITY_TIMEOUT) > 0) {
+        throw new IllegalArgumentException("--visibility must be at most "
+            + dev.tether.DurationText.of(dev.tether.mailbox.Mailbox.MAX_VISIBILITY_TIMEOUT) + ", was "
+            + dev.tether.DurationText.of(visibility) + " (a longer job keeps its lease by extensions)");
+      }
       positive("--extend-every", extendEvery);
       positive("--extension", extension);
+      positive("--sweep-every", sweepInterval);
       if (extendEvery.compareTo(extension.dividedBy(2)) >= 0) {
         throw new IllegalArgumentException(
             "--extend-every ("
