@@ -198,6 +198,8 @@ class DistributionIT {
         home.resolve("bin/tether").toString(), "worker", "--db", db, "--concurrency", "2")
         .directory(dir.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
     pb.environment().put("JAVA_HOME", JAVA_HOME);
+    // the workers' launcher for their commands goes to this test's directory, not /tmp
+    pb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
     pb.environment().remove("TETHER_DB");
     Process unshare = pb.start();
     try {
@@ -245,6 +247,8 @@ class DistributionIT {
     ProcessBuilder pb = new ProcessBuilder(enqueue).directory(dir.toFile())
         .redirectInput(commands.toFile()).redirectErrorStream(true);
     pb.environment().put("JAVA_HOME", JAVA_HOME);
+    // the workers' launcher for their commands goes to this test's directory, not /tmp
+    pb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
     Process e = pb.start();
     String enqueued = new String(e.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(e.waitFor(60, TimeUnit.SECONDS)).isTrue();
@@ -265,6 +269,8 @@ class DistributionIT {
     ProcessBuilder wb = new ProcessBuilder(worker).directory(dir.toFile())
         .redirectOutput(out.toFile()).redirectError(err.toFile());
     wb.environment().put("JAVA_HOME", JAVA_HOME);
+    // the workers' launcher for their commands goes to this test's directory, not /tmp
+    wb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
     Process unshare = wb.start();
     try {
       org.awaitility.Awaitility.await("the worker started").atMost(java.time.Duration.ofSeconds(30))
@@ -312,6 +318,8 @@ class DistributionIT {
         home.resolve("bin/tether").toString(), "worker", "--db", db, "--drain-timeout", "30s")
         .directory(dir.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
     pb.environment().put("JAVA_HOME", JAVA_HOME);
+    // the workers' launcher for their commands goes to this test's directory, not /tmp
+    pb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
     Process job = pb.start();
     try {
       org.awaitility.Awaitility.await("the command started").atMost(java.time.Duration.ofSeconds(30))
