@@ -182,10 +182,7 @@ class DistributionIT {
   @Test
   void launcherAsProcessOneCollectsWhatCommandsLeaveAndPassesOnSigterm() throws Exception {
     // a container whose entry point is bin/tether, without an init: a new process id namespace
-    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
-    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
-        "unshare --pid (util-linux, as root or with user namespaces) is needed to run the launcher"
-            + " as process 1; skipped: " + probe.err());
+    assumeProcessOneCanBeRun();
     String db = dir.resolve("init.db").toString();
     for (String script : List.of("sleep 30 & echo started; exit 0", "(sleep 31 &); exit 0",
         "sleep 32 & sleep 33 & exit 0")) {
@@ -194,14 +191,8 @@ class DistributionIT {
     }
     Path out = dir.resolve("init.out");
     Path err = dir.resolve("init.err");
-    ProcessBuilder pb = new ProcessBuilder("unshare", "--pid", "--fork", "--mount-proc",
-        home.resolve("bin/tether").toString(), "worker", "--db", db, "--concurrency", "2")
-        .directory(dir.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
-    pb.environment().put("JAVA_HOME", JAVA_HOME);
-    // the workers' launcher for their commands goes to this test's directory, not /tmp
-    pb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
-    pb.environment().remove("TETHER_DB");
-    Process unshare = pb.start();
+    Process unshare = asProcessOne(List.of(home.resolve("bin/tether").toString(), "worker", "--db", db,
+        "--concurrency", "2")).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     try {
       ProcessHandle init = org.awaitility.Awaitility.await("the namespace's process 1")
           .atMost(java.time.Duration.ofSeconds(10))
@@ -232,46 +223,31 @@ class DistributionIT {
 
   @Test
   void launcherAsProcessOneKeepsStdinTheJvmsStatusAndCtrlC() throws Exception {
-    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
-    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
-        "unshare --pid (util-linux, as root or with user namespaces) is needed to run the launcher"
-            + " as process 1; skipped: " + probe.err());
+    assumeProcessOneCanBeRun();
     String db = dir.resolve("stdin.db").toString();
-    List<String> asOne = List.of("unshare", "--pid", "--fork", "--mount-proc",
-        home.resolve("bin/tether").toString());
+    String launcher = home.resolve("bin/tether").toString();
     // stdin: a background job of sh reads /dev/null unless the script hands its own on
     Path commands = dir.resolve("commands.txt");
     Files.writeString(commands, "echo three\necho four\n");
-    List<String> enqueue = new ArrayList<>(asOne);
-    enqueue.addAll(List.of("enqueue", "--db", db, "--file", "/dev/stdin"));
-    ProcessBuilder pb = new ProcessBuilder(enqueue).directory(dir.toFile())
-        .redirectInput(commands.toFile()).redirectErrorStream(true);
-    pb.environment().put("JAVA_HOME", JAVA_HOME);
-    // the workers' launcher for their commands goes to this test's directory, not /tmp
-    pb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
-    Process e = pb.start();
+    Process e = asProcessOne(List.of(launcher, "enqueue", "--db", db, "--file", "/dev/stdin"))
+        .redirectInput(commands.toFile()).redirectErrorStream(true).start();
     String enqueued = new String(e.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(e.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(e.exitValue()).as(enqueued).isZero();
     assertThat(tether("ls", "--db", db, "--json").out()).contains("echo three").contains("echo four");
 
     // the JVM's own status: an unknown item is 1
-    List<String> inspect = new ArrayList<>(asOne);
-    inspect.addAll(List.of("inspect", "999", "--db", db));
-    Run unknown = run(inspect, Map.of("JAVA_HOME", JAVA_HOME));
-    assertThat(unknown.code()).as(unknown.err()).isEqualTo(1);
+    Process inspect = asProcessOne(List.of(launcher, "inspect", "999", "--db", db))
+        .redirectErrorStream(true).start();
+    String inspected = new String(inspect.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(inspect.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(inspect.exitValue()).as(inspected).isEqualTo(1);
 
     // Ctrl-C (SIGINT to process 1) reaches the worker, which stops as it does outside a container
-    List<String> worker = new ArrayList<>(asOne);
-    worker.addAll(List.of("worker", "--db", db));
     Path out = dir.resolve("int.out");
     Path err = dir.resolve("int.err");
-    ProcessBuilder wb = new ProcessBuilder(worker).directory(dir.toFile())
-        .redirectOutput(out.toFile()).redirectError(err.toFile());
-    wb.environment().put("JAVA_HOME", JAVA_HOME);
-    // the workers' launcher for their commands goes to this test's directory, not /tmp
-    wb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
-    Process unshare = wb.start();
+    Process unshare = asProcessOne(List.of(launcher, "worker", "--db", db))
+        .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     try {
       org.awaitility.Awaitility.await("the worker started").atMost(java.time.Duration.ofSeconds(30))
           .until(() -> Files.readString(out).startsWith("worker "));
@@ -289,23 +265,18 @@ class DistributionIT {
 
   @Test
   void launcherAsProcessOneUnderBashPassesTheStatusOn() throws Exception {
-    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
-    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
-        "unshare --pid (util-linux, as root or with user namespaces) is needed to run the launcher"
-            + " as process 1; skipped: " + probe.err());
+    assumeProcessOneCanBeRun();
     // bash as /bin/sh (Fedora, RHEL, Amazon Linux) forgets a status once reported: 127 before
-    Run unknown = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "bash", "--posix",
-        home.resolve("bin/tether").toString(), "inspect", "999", "--db",
-        dir.resolve("bash.db").toString()), Map.of("JAVA_HOME", JAVA_HOME));
-    assertThat(unknown.code()).as(unknown.err()).isEqualTo(1);
+    Process unknown = asProcessOne(List.of("bash", "--posix", home.resolve("bin/tether").toString(),
+        "inspect", "999", "--db", dir.resolve("bash.db").toString())).redirectErrorStream(true).start();
+    String said = new String(unknown.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(unknown.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(unknown.exitValue()).as(said).isEqualTo(1);
   }
 
   @Test
   void aTerminalsCtrlCReachesTheWorkerOnceWhenTheLauncherIsProcessOne() throws Exception {
-    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
-    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
-        "unshare --pid (util-linux, as root or with user namespaces) is needed to run the launcher"
-            + " as process 1; skipped: " + probe.err());
+    assumeProcessOneCanBeRun();
     String db = dir.resolve("ctrlc.db").toString();
     Path started = dir.resolve("started");
     Run e = tether("enqueue", "--db", db, "--", "sh", "-c", "touch '" + started + "'; sleep 2; echo slept");
@@ -314,12 +285,9 @@ class DistributionIT {
     Path out = dir.resolve("ctrlc.out");
     Path err = dir.resolve("ctrlc.err");
     // a session and process group of its own, as a terminal's foreground job has
-    ProcessBuilder pb = new ProcessBuilder("setsid", "unshare", "--pid", "--fork", "--mount-proc",
-        home.resolve("bin/tether").toString(), "worker", "--db", db, "--drain-timeout", "30s")
-        .directory(dir.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
-    pb.environment().put("JAVA_HOME", JAVA_HOME);
-    // the workers' launcher for their commands goes to this test's directory, not /tmp
-    pb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
+    ProcessBuilder pb = asProcessOne(List.of(home.resolve("bin/tether").toString(), "worker", "--db", db,
+        "--drain-timeout", "30s")).redirectOutput(out.toFile()).redirectError(err.toFile());
+    pb.command().add(0, "setsid");
     Process job = pb.start();
     try {
       org.awaitility.Awaitility.await("the command started").atMost(java.time.Duration.ofSeconds(30))
@@ -340,16 +308,12 @@ class DistributionIT {
 
   @Test
   void aWorkerJvmThatIsProcessOneSaysItCannotCollectWhatCommandsLeave() throws Exception {
-    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
-    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
-        "unshare --pid (util-linux, as root or with user namespaces) is needed to run a JVM as"
-            + " process 1; skipped: " + probe.err());
+    assumeProcessOneCanBeRun();
     Path err = dir.resolve("jvm1.err");
-    Process unshare = new ProcessBuilder("unshare", "--pid", "--fork", "--mount-proc",
-        Path.of(JAVA_HOME, "bin", "java").toString(), "-jar", home.resolve("lib/tether.jar").toString(),
-        "worker", "--db", dir.resolve("jvm1.db").toString())
-        .directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-        .redirectError(err.toFile()).start();
+    Process unshare = asProcessOne(List.of(Path.of(JAVA_HOME, "bin", "java").toString(),
+        "-Djava.io.tmpdir=" + dir, "-jar", home.resolve("lib/tether.jar").toString(), "worker", "--db",
+        dir.resolve("jvm1.db").toString()))
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile()).start();
     try {
       org.awaitility.Awaitility.await("the warning").atMost(java.time.Duration.ofSeconds(30))
           .until(() -> Files.readString(err).contains("This worker's JVM is process 1"));
@@ -361,6 +325,29 @@ class DistributionIT {
       unshare.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
       unshare.destroyForcibly();
     }
+  }
+
+  /** Skips (saying why) where this user cannot start a process id namespace. */
+  private void assumeProcessOneCanBeRun() throws Exception {
+    Run probe = run(List.of("unshare", "--pid", "--fork", "--mount-proc", "true"), Map.of());
+    org.junit.jupiter.api.Assumptions.assumeTrue(probe.code() == 0,
+        "unshare --pid (util-linux, as root or with user namespaces) is needed to run a program as"
+            + " process 1; skipped: " + probe.err());
+  }
+
+  /**
+   * Starts {@code command} as process 1 of a new process id namespace ({@code unshare}), in
+   * {@link #dir}, with this test's Java; the workers' launcher for their commands goes to this
+   * test's directory, not /tmp.
+   */
+  private ProcessBuilder asProcessOne(List<String> command) {
+    List<String> all = new ArrayList<>(List.of("unshare", "--pid", "--fork", "--mount-proc"));
+    all.addAll(command);
+    ProcessBuilder pb = new ProcessBuilder(all).directory(dir.toFile());
+    pb.environment().put("JAVA_HOME", JAVA_HOME);
+    pb.environment().put("TETHER_JAVA_OPTS", "-Djava.io.tmpdir=" + dir);
+    pb.environment().remove("TETHER_DB");
+    return pb;
   }
 
   /** Zombies whose parent is {@code pid}, from {@code /proc}. */
