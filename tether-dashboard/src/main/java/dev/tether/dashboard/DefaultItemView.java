@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tether.jdbc.Checkpoint;
 import dev.tether.jdbc.WorkItem;
-import dev.tether.jdbc.WorkStatus;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -62,7 +61,7 @@ final class DefaultItemView implements TetherDashboard.ItemView {
     live.put("stderr_tail", current ? w.stderrTail() : null);
     live.put("output_age_ms", current && w.outputAt() != null
         ? Math.max(0, Duration.between(w.outputAt(), now).toMillis()) : null);
-    live.put("finished", w.status() != WorkStatus.IN_PROGRESS && w.status() != WorkStatus.PENDING);
+    live.put("finished", w.status().isFinished());
     ArrayNode deliveries = o.putArray("deliveries");
     for (int d = 1; d <= w.deliveryCount(); d++) {
       ObjectNode a = deliveries.addObject();
@@ -79,7 +78,7 @@ final class DefaultItemView implements TetherDashboard.ItemView {
         a.put("outcome", w.status().dbValue());
         a.put("holder", w.leaseHolder());
         // the item's error is an earlier delivery's while this one runs or waits
-        a.put("reason", live.path("finished").asBoolean() ? w.errorMessage() : null);
+        a.put("reason", w.status().isFinished() ? w.errorMessage() : null);
         a.put("at", TetherDashboard.str(w.completedAt() != null ? w.completedAt() : w.updatedAt()));
         a.put("stdout_tail", live.path("stdout_tail").asText(null));
         a.put("stderr_tail", live.path("stderr_tail").asText(null));

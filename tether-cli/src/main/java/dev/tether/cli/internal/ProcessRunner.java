@@ -181,7 +181,7 @@ public final class ProcessRunner {
       return new CommandResult(
           -1, 0, "", "", 0, 0, 0, null, argv.get(0) + ": " + e.getMessage());
     }
-    SessionReaper reaper = Launchers.SESSION.isEmpty() ? null : SessionReaper.shared();
+    SessionReaper reaper = SessionReaper.shared(); // null where commands get no session
     if (reaper != null) {
       reaper.watch(process.pid());
     }

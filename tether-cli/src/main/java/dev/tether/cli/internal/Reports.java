@@ -163,8 +163,7 @@ public final class Reports {
       live.put("stdout_tail", result.stdoutTail());
       live.put("stderr_tail", result.stderrTail());
     }
-    live.put("finished", w.status() != dev.tether.jdbc.WorkStatus.IN_PROGRESS
-        && w.status() != dev.tether.jdbc.WorkStatus.PENDING);
+    live.put("finished", w.status().isFinished());
     ArrayNode deliveries = o.putArray("deliveries");
     for (int d = 1; d <= w.deliveryCount(); d++) {
       ObjectNode a = deliveries.addObject();
@@ -183,7 +182,7 @@ public final class Reports {
         a.put("outcome", w.status().dbValue());
         a.put("holder", w.leaseHolder());
         // the item's error is an earlier delivery's while this one runs or waits
-        a.put("reason", live.path("finished").asBoolean() ? w.errorMessage() : null);
+        a.put("reason", w.status().isFinished() ? w.errorMessage() : null);
         a.put("at", str(w.completedAt() != null ? w.completedAt() : w.updatedAt()));
         stdout = live.path("stdout_tail").asText(null);
         stderr = live.path("stderr_tail").asText(null);
