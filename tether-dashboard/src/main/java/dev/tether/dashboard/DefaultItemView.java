@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tether.jdbc.Checkpoint;
+import dev.tether.jdbc.Delivery;
 import dev.tether.jdbc.WorkItem;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -63,27 +64,16 @@ final class DefaultItemView implements TetherDashboard.ItemView {
         ? Math.max(0, Duration.between(w.outputAt(), now).toMillis()) : null);
     live.put("finished", w.status().isFinished());
     ArrayNode deliveries = o.putArray("deliveries");
-    for (int d = 1; d <= w.deliveryCount(); d++) {
+    for (Delivery d : w.deliveries()) {
       ObjectNode a = deliveries.addObject();
-      a.put("delivery", d);
-      Checkpoint last = w.endOfDelivery(d).orElse(null);
-      if (last != null) {
-        a.put("outcome", last.kind());
-        a.put("holder", last.leaseHolder());
-        a.put("reason", last.reason());
-        a.put("at", TetherDashboard.str(last.createdAt()));
-        a.put("stdout_tail", last.stdoutTail());
-        a.put("stderr_tail", last.stderrTail());
-      } else if (d == w.deliveryCount()) {
-        a.put("outcome", w.status().dbValue());
-        a.put("holder", w.leaseHolder());
-        // the item's error is an earlier delivery's while this one runs or waits
-        a.put("reason", w.status().isFinished() ? w.errorMessage() : null);
-        a.put("at", TetherDashboard.str(w.completedAt() != null ? w.completedAt() : w.updatedAt()));
-        a.put("stdout_tail", live.path("stdout_tail").asText(null));
-        a.put("stderr_tail", live.path("stderr_tail").asText(null));
-      } else {
-        a.put("outcome", "unknown");
+      a.put("delivery", d.number());
+      a.put("outcome", d.outcome());
+      if (!d.isUnknown()) {
+        a.put("holder", d.holder());
+        a.put("reason", d.reason());
+        a.put("at", TetherDashboard.str(d.at()));
+        a.put("stdout_tail", d.stdoutTail());
+        a.put("stderr_tail", d.stderrTail());
       }
     }
     return o;

@@ -2,6 +2,7 @@ package dev.tether.jdbc;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -117,6 +118,34 @@ public record WorkItem(
       }
     }
     return Optional.ofNullable(last);
+  }
+
+  /**
+   * Returns every delivery so far, oldest first: how each ended, from the audit trail, and how the
+   * current one stands, from the row ({@link Delivery}). An earlier delivery whose ending entry
+   * is not loaded (listings leave the trail out) or was trimmed is {@linkplain Delivery#isUnknown
+   * unknown}.
+   *
+   * @return one entry per delivery, {@code deliveryCount} in all
+   */
+  public List<Delivery> deliveries() {
+    List<Delivery> out = new ArrayList<>(deliveryCount);
+    boolean currentTails = outputDelivery != null && outputDelivery == deliveryCount;
+    for (int d = 1; d <= deliveryCount; d++) {
+      Checkpoint end = endOfDelivery(d).orElse(null);
+      if (end != null) {
+        out.add(new Delivery(d, end.kind(), end.leaseHolder(), end.reason(), end.createdAt(),
+            end.stdoutTail(), end.stderrTail()));
+      } else if (d == deliveryCount) {
+        out.add(new Delivery(d, status.dbValue(), leaseHolder,
+            status.isFinished() ? errorMessage : null,
+            completedAt != null ? completedAt : updatedAt,
+            currentTails ? stdoutTail : null, currentTails ? stderrTail : null));
+      } else {
+        out.add(new Delivery(d, Delivery.UNKNOWN, null, null, null, null, null));
+      }
+    }
+    return out;
   }
 
   @Override

@@ -136,6 +136,46 @@ abstract class LeaseManagerCompatibilityTest extends StoreTestBase {
   }
 
   @Test
+  void deliveriesTellHowEachEndedAndTheCurrentOneHasNoReasonUntilItEnds() {
+    LeaseManager a = worker("worker-a");
+    LeaseManager b = worker("worker-b");
+    long id = a.enqueue(NewWorkItem.of("deliveries", "job"));
+    Lease first = a.acquire("deliveries", LEASE).orElseThrow();
+    a.nack(id, first.token(), Duration.ZERO, "boom",
+        new dev.tether.mailbox.OutputTail("out-1", "err-1", 10, null, null));
+    Lease second = b.acquire("deliveries", LEASE).orElseThrow();
+    b.renew(id, second.token(), LEASE,
+        new dev.tether.mailbox.OutputTail("out-2", "err-2", 10, Duration.ZERO, null));
+
+    WorkItem running = b.find(id).orElseThrow();
+    assertThat(running.errorMessage()).isEqualTo("boom"); // delivery 1's
+    List<Delivery> ds = running.deliveries();
+    assertThat(ds).extracting(Delivery::number).containsExactly(1, 2);
+    assertThat(ds.get(0)).extracting(Delivery::outcome, Delivery::holder, Delivery::stdoutTail,
+            Delivery::stderrTail)
+        .containsExactly(Checkpoint.RELEASED_FAILED, "worker-a", "out-1", "err-1");
+    assertThat(ds.get(0).reason()).startsWith("boom (attempt 1 of 3");
+    assertThat(ds.get(1)).extracting(Delivery::outcome, Delivery::holder, Delivery::reason,
+            Delivery::stdoutTail, Delivery::stderrTail)
+        .containsExactly("in_progress", "worker-b", null, "out-2", "err-2");
+    assertThat(ds.get(1).at()).isEqualTo(running.updatedAt());
+
+    clock.advance(LEASE.plusSeconds(1));
+    Lease third = a.acquire("deliveries", LEASE).orElseThrow();
+    a.release(id, third.token(), false, null, "bad input");
+    WorkItem failed = a.find(id).orElseThrow();
+    assertThat(failed.deliveries()).extracting(Delivery::outcome).containsExactly(
+        Checkpoint.RELEASED_FAILED, Checkpoint.LEASE_EXPIRED, Checkpoint.RELEASED_FAILED);
+    assertThat(failed.deliveries().get(2).reason()).startsWith("bad input");
+
+    // a listing leaves the audit trail out: the earlier deliveries are unknown
+    WorkItem listed = new QueueMonitor(store).items(ItemQuery.all().withQueue("deliveries")).get(0);
+    assertThat(listed.deliveries()).extracting(Delivery::isUnknown).containsExactly(true, true, false);
+    assertThat(listed.deliveries().get(0))
+        .isEqualTo(new Delivery(1, Delivery.UNKNOWN, null, null, null, null, null));
+  }
+
+  @Test
   void staleWorkersRenewAckAndReleaseAreRefusedAfterTakeover() {
     LeaseManager a = worker("worker-a");
     LeaseManager b = worker("worker-b");

@@ -3,6 +3,7 @@ package dev.tether.cli.internal;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tether.jdbc.Checkpoint;
+import dev.tether.jdbc.Delivery;
 import dev.tether.jdbc.ItemQuery;
 import dev.tether.jdbc.QueueMonitor;
 import dev.tether.jdbc.TetherStore;
@@ -165,32 +166,20 @@ public final class Reports {
     }
     live.put("finished", w.status().isFinished());
     ArrayNode deliveries = o.putArray("deliveries");
-    for (int d = 1; d <= w.deliveryCount(); d++) {
+    for (Delivery d : w.deliveries()) {
       ObjectNode a = deliveries.addObject();
-      a.put("delivery", d);
-      Checkpoint last = w.endOfDelivery(d).orElse(null);
-      String stdout = null;
-      String stderr = null;
-      if (last != null) {
-        a.put("outcome", last.kind());
-        a.put("holder", last.leaseHolder());
-        a.put("reason", last.reason());
-        a.put("at", str(last.createdAt()));
-        stdout = last.stdoutTail();
-        stderr = last.stderrTail();
-      } else if (d == w.deliveryCount()) {
-        a.put("outcome", w.status().dbValue());
-        a.put("holder", w.leaseHolder());
-        // the item's error is an earlier delivery's while this one runs or waits
-        a.put("reason", w.status().isFinished() ? w.errorMessage() : null);
-        a.put("at", str(w.completedAt() != null ? w.completedAt() : w.updatedAt()));
-        stdout = live.path("stdout_tail").asText(null);
-        stderr = live.path("stderr_tail").asText(null);
-      } else {
-        a.put("outcome", "unknown");
+      a.put("delivery", d.number());
+      a.put("outcome", d.outcome());
+      if (!d.isUnknown()) {
+        a.put("holder", d.holder());
+        a.put("reason", d.reason());
+        a.put("at", str(d.at()));
       }
-      a.put("stdout_tail", stdout);
-      a.put("stderr_tail", stderr);
+      // a completed command's tails are its result's
+      boolean completedHere = d.number() == w.deliveryCount() && result != null
+          && w.status() == dev.tether.jdbc.WorkStatus.COMPLETED;
+      a.put("stdout_tail", completedHere ? result.stdoutTail() : d.stdoutTail());
+      a.put("stderr_tail", completedHere ? result.stderrTail() : d.stderrTail());
     }
     return o;
   }
