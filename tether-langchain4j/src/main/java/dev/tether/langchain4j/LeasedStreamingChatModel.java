@@ -215,8 +215,16 @@ final class LeasedStreamingChatModel implements StreamingChatModel {
         return;
       }
       agents.within(run, () -> {
-        run.afterModelResponse(completeResponse);
-        delegate.onCompleteResponse(completeResponse);
+        try {
+          run.afterModelResponse(completeResponse);
+          delegate.onCompleteResponse(completeResponse);
+        } catch (RuntimeException e) {
+          // LangChain4j's streaming AI service stores the response, runs the requested tools and
+          // starts the next request in this callback: a refused tool or checkpoint is thrown
+          // here. The stream already ended on our side, so the provider's onError with it would
+          // be ignored and the call would never end: the handler gets it now.
+          delegate.onError(e);
+        }
       });
     }
 

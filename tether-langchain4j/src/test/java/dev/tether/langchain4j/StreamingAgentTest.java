@@ -57,6 +57,8 @@ class StreamingAgentTest {
     final List<String> tokens;
     final IntConsumer betweenTokens;
     volatile boolean cancelled;
+    /** Runs on the model's thread before a tool-call response is handed over. */
+    volatile Runnable beforeToolCallResponse = () -> {};
 
     StreamingScript(int tools, List<String> tokens, IntConsumer betweenTokens) {
       this.tools = tools;
@@ -69,7 +71,8 @@ class StreamingAgentTest {
       int step = ScriptedChatModel.stepOf(request);
       modelThread.execute(() -> {
         if (step < tools) {
-          handler.onCompleteResponse(ChatResponse.builder().aiMessage(AiMessage.from(
+          beforeToolCallResponse.run();
+          complete(handler, ChatResponse.builder().aiMessage(AiMessage.from(
               ToolExecutionRequest.builder().id("call-" + step).name("look").arguments("{}").build()))
               .build());
           return;
@@ -92,9 +95,21 @@ class StreamingAgentTest {
           }
           handler.onPartialResponse(new PartialResponse(tokens.get(i)), new PartialResponseContext(handle));
         }
-        handler.onCompleteResponse(ChatResponse.builder()
+        complete(handler, ChatResponse.builder()
             .aiMessage(AiMessage.from(String.join("", tokens))).build());
       });
+    }
+
+    /**
+     * Hands over the complete response as LangChain4j's providers do: what the handler throws
+     * goes to its onError (InternalStreamingChatResponseHandlerUtils).
+     */
+    private void complete(StreamingChatResponseHandler handler, ChatResponse response) {
+      try {
+        handler.onCompleteResponse(response);
+      } catch (RuntimeException e) {
+        handler.onError(e);
+      }
     }
   }
 
@@ -176,6 +191,23 @@ class StreamingAgentTest {
         .isEqualTo(WorkStoppedException.Reason.LEASE_LOST);
     assertThat(partials).containsExactly("a", "b");
     assertThat(model.cancelled).as("the stream was cancelled").isTrue();
+  }
+
+  @Test
+  void aToolCallRefusedInsideTheCompleteResponseReachesOnError() {
+    // LangChain4j's streaming AI service runs the requested tools inside onCompleteResponse; the
+    // refusal of a cancelled item's tool is thrown there, and the provider hands it to onError
+    StreamingScript model = new StreamingScript(1, List.of("a"), i -> {});
+    model.beforeToolCallResponse = d.attachment::markCancelled;
+    TetherAgents agents = agents();
+
+    Throwable failure = failureOf(agents, model);
+
+    assertThat(failure).isInstanceOf(WorkStoppedException.class);
+    assertThat(((WorkStoppedException) failure).reason())
+        .isEqualTo(WorkStoppedException.Reason.CANCELLED);
+    assertThat(toolThreads).as("the tool did not run").isEmpty();
+    assertThat(partials).isEmpty();
   }
 
   @Test
