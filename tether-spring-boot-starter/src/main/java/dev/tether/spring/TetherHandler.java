@@ -67,7 +67,8 @@ public interface TetherHandler<T, R> extends Handler<T, R> {
   /**
    * Returns how beats extend the lease: at most once per interval, by the extension.
    *
-   * @return the extender's settings, or null for {@code tether.handler-defaults.extender.*}
+   * @return the extender's settings, or null for {@code tether.handler-defaults.extend-every} and
+   *     {@code tether.handler-defaults.extension}
    */
   default LeaseExtenderConfig extender() {
     return null;
