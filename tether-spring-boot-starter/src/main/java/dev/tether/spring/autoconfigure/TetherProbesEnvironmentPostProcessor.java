@@ -1,9 +1,17 @@
 package dev.tether.spring.autoconfigure;
 
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.core.annotation.MergedAnnotation;
+import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.util.ClassUtils;
@@ -13,7 +21,11 @@ import org.springframework.util.ClassUtils;
  * the application overrides: turns the probes on ({@code management.endpoint.health.probes.enabled})
  * and adds {@code tetherLiveness} to the {@code liveness} group and {@code tetherReadiness} to
  * the {@code readiness} group, beside Spring's availability states. Does nothing when {@code
- * tether.health.probes} is false, Tether is disabled, or the Actuator is absent.
+ * tether.health.probes} is false, Tether is disabled, the Actuator is absent, or Tether's
+ * auto-configuration or its health auto-configuration is excluded ({@code
+ * spring.autoconfigure.exclude}, or {@code exclude} of the application's
+ * {@code @SpringBootApplication} or {@code @EnableAutoConfiguration}): the Actuator refuses to
+ * start with a group naming an indicator that does not exist.
  */
 public class TetherProbesEnvironmentPostProcessor implements EnvironmentPostProcessor {
   private static final String SOURCE = "tetherProbeDefaults";
@@ -29,6 +41,9 @@ public class TetherProbesEnvironmentPostProcessor implements EnvironmentPostProc
             application.getClassLoader())) {
       return;
     }
+    if (excluded(environment, application)) {
+      return;
+    }
     Map<String, Object> defaults = new LinkedHashMap<>();
     defaults.put("management.endpoint.health.probes.enabled", "true");
     defaults.put("management.endpoint.health.group.liveness.include",
@@ -36,5 +51,26 @@ public class TetherProbesEnvironmentPostProcessor implements EnvironmentPostProc
     defaults.put("management.endpoint.health.group.readiness.include",
         "readinessState," + TetherHealthAutoConfiguration.READINESS);
     environment.getPropertySources().addLast(new MapPropertySource(SOURCE, defaults));
+  }
+
+  /** Whether the application excludes Tether's auto-configuration or its health auto-configuration. */
+  private static boolean excluded(ConfigurableEnvironment environment, SpringApplication application) {
+    Set<String> names = new HashSet<>(Binder.get(environment)
+        .bind("spring.autoconfigure.exclude", Bindable.listOf(String.class)).orElse(List.of()));
+    for (Object source : application.getAllSources()) {
+      if (source instanceof Class<?> type) {
+        MergedAnnotation<EnableAutoConfiguration> enable =
+            MergedAnnotations.from(type, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
+                .get(EnableAutoConfiguration.class);
+        if (enable.isPresent()) {
+          for (Class<?> c : enable.getClassArray("exclude")) {
+            names.add(c.getName());
+          }
+          names.addAll(List.of(enable.getStringArray("excludeName")));
+        }
+      }
+    }
+    return names.stream().map(String::trim).anyMatch(n -> n.equals(TetherAutoConfiguration.class.getName())
+        || n.equals(TetherHealthAutoConfiguration.class.getName()));
   }
 }
