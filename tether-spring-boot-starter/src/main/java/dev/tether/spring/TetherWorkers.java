@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -25,11 +24,14 @@ import org.springframework.context.SmartLifecycle;
  * {@link RecoverySweep}, for as long as the application context runs.
  *
  * <p>Started with the context (after every singleton exists); stopped in the phase of Spring's
- * graceful shutdown ({@link #PHASE}): the loops stop receiving, running handlers keep beating and
- * may finish within {@code tether.worker.shutdown-timeout}, and what is still running then is
- * handed back, not charged, so another worker resumes it. The application's {@code DataSource}
- * is closed only after this has stopped. Keep {@code spring.lifecycle.timeout-per-shutdown-phase}
- * at least as long as the shutdown timeout.
+ * graceful shutdown ({@link #PHASE}): the loops stop receiving; for {@code
+ * tether.worker.drain-timeout} (default zero) running handlers go on as usual, beating, and may
+ * finish; then they are asked to stop ({@link dev.tether.loop.WorkContext#isShutdownRequested()}),
+ * and what is still running at {@code tether.worker.shutdown-timeout} is interrupted and handed
+ * back, not charged, so another worker resumes it. The store, and the application's {@code
+ * DataSource} under it, close only after that: when Spring stops waiting for the phase ({@code
+ * spring.lifecycle.timeout-per-shutdown-phase}) before the loops stopped, closing this bean
+ * ({@link #close()}, before the store's own) waits for them.
  *
  * <p>The JVM's shutdown hook is Spring's (the group installs none); the watchdog, when on, still
  * ends the process at once when a loop stalls past its threshold. Tether's own health server
@@ -38,7 +40,7 @@ import org.springframework.context.SmartLifecycle;
  *
  * <p>Thread-safe.
  */
-public final class TetherWorkers implements SmartLifecycle {
+public final class TetherWorkers implements SmartLifecycle, AutoCloseable {
   /**
    * The lifecycle phase: Spring's graceful shutdown phase (that of the web server's graceful
    * shutdown), so that the loops drain while the web server finishes its requests.
@@ -53,8 +55,13 @@ public final class TetherWorkers implements SmartLifecycle {
   /**
    * The group's settings.
    *
-   * @param shutdownTimeout how long running handlers may finish after a shutdown request
+   * @param shutdownTimeout how long the loops have to stop after a shutdown request; what still
+   *     runs then is interrupted and handed back
+   * @param drainTimeout how long running handlers go on before they are asked to stop (zero: at
+   *     once); less than the shutdown timeout
    * @param watchdogThreshold a loop silent this long ends the process; null for no watchdog
+   * @param livenessThreshold a loop silent this long fails liveness (the watchdog's threshold,
+   *     also when the watchdog is off); null for never
    * @param watchdogInterval how often the watchdog looks
    * @param readinessThreshold a loop silent this long fails readiness; null for the group's
    *     default (a fraction of the watchdog's threshold)
@@ -65,7 +72,9 @@ public final class TetherWorkers implements SmartLifecycle {
    */
   public record Settings(
       Duration shutdownTimeout,
+      Duration drainTimeout,
       Duration watchdogThreshold,
+      Duration livenessThreshold,
       Duration watchdogInterval,
       Duration readinessThreshold,
       dev.tether.loop.Calibration.Mode calibration,
@@ -103,6 +112,7 @@ public final class TetherWorkers implements SmartLifecycle {
   private LoopGroup group; // guarded by lock
   private final RecoverySweep sweep; // null: this process does not sweep
   private Thread runner; // guarded by lock
+  private Thread stopper; // guarded by lock: the last stop's, until close() waited for it
   private final List<JdbcMailbox<?, ?>> mailboxes = new ArrayList<>(); // guarded by lock
   private volatile boolean running;
 
@@ -146,12 +156,12 @@ public final class TetherWorkers implements SmartLifecycle {
           loops.add(loop(spec, i));
         }
       }
-      if (sweep != null) {
-        sweep.start();
-      }
+      LoopGroup g = null;
       if (!loops.isEmpty()) {
+        // built before anything starts: a refused setting leaves nothing running
         LoopGroup.Builder b = LoopGroup.builder().loops(loops).handleSignals(false)
-            .shutdownTimeout(settings.shutdownTimeout()).calibration(settings.calibration());
+            .shutdownTimeout(settings.shutdownTimeout()).drainTimeout(settings.drainTimeout())
+            .calibration(settings.calibration());
         if (settings.watchdogThreshold() == null) {
           b.noWatchdog();
         } else {
@@ -163,11 +173,23 @@ public final class TetherWorkers implements SmartLifecycle {
         if (settings.healthPort() != null) {
           b.healthPort(settings.healthPort());
         }
-        LoopGroup g = b.build();
+        try {
+          g = b.build();
+        } catch (RuntimeException e) {
+          mailboxes.forEach(JdbcMailbox::close);
+          mailboxes.clear();
+          throw e;
+        }
+      }
+      if (sweep != null) {
+        sweep.start();
+      }
+      if (g != null) {
         group = g;
+        LoopGroup run = g;
         Thread t = new Thread(() -> {
           try {
-            g.run();
+            run.run();
           } catch (RuntimeException e) {
             LOG.error("Tether loop group failed to run; its loops are not working (readiness is DOWN)", e);
           }
@@ -202,25 +224,87 @@ public final class TetherWorkers implements SmartLifecycle {
     return loop;
   }
 
+  /**
+   * Stops as {@link #stop(Runnable)} does and returns once stopped (loops, sweep).
+   */
   @Override
   public void stop() {
-    stop(() -> {});
+    Runnable drain = stopping();
+    if (drain != null) {
+      drain.run();
+    }
   }
 
   /**
-   * Asks every loop to stop, lets running handlers finish within the shutdown timeout (handing
-   * back what is still running then), stops the sweep, then calls {@code callback}, on a thread
-   * of its own so that other lifecycles stop meanwhile.
+   * Asks every loop to stop, lets running handlers go on for the drain timeout and then asks them
+   * to stop, hands back what is still running at the shutdown timeout, stops the sweep, then
+   * calls {@code callback}, on a thread of its own so that other lifecycles stop meanwhile.
+   * {@link #close()} waits for that thread.
    */
   @Override
   public void stop(Runnable callback) {
+    Runnable drain = stopping();
+    if (drain == null) {
+      callback.run();
+      return;
+    }
+    Thread t = new Thread(() -> {
+      try {
+        drain.run();
+      } finally {
+        callback.run();
+      }
+    }, "tether-drain");
+    t.setDaemon(true);
+    synchronized (lock) {
+      stopper = t;
+    }
+    t.start();
+  }
+
+  /**
+   * Waits until the workers have stopped, stopping them first if they still run: Spring calls
+   * this when it destroys the bean, before it closes the store the workers depend on, so that
+   * work still running when Spring stopped waiting for the shutdown phase is handed back while
+   * the store is open. Returns at the latest twice the shutdown timeout and 10 s after the stop
+   * began (the stop's own bounds end it before that). Idempotent.
+   */
+  @Override
+  public void close() {
+    stop();
+    Thread t;
+    synchronized (lock) {
+      t = stopper;
+    }
+    if (t == null) {
+      return;
+    }
+    try {
+      t.join(settings.shutdownTimeout().multipliedBy(2).plusSeconds(10).toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (t.isAlive()) {
+      LOG.warn("Tether workers: still stopping after {}; closing anyway",
+          settings.shutdownTimeout().multipliedBy(2).plusSeconds(10));
+    } else {
+      synchronized (lock) {
+        if (stopper == t) {
+          stopper = null;
+        }
+      }
+    }
+  }
+
+  /** Marks the workers stopped and returns what stops them, or null if they were not running. */
+  private Runnable stopping() {
     LoopGroup g;
     Thread t;
     RecoverySweep s;
+    List<JdbcMailbox<?, ?>> ms;
     synchronized (lock) {
       if (!running) {
-        callback.run();
-        return;
+        return null;
       }
       running = false;
       g = group;
@@ -228,51 +312,44 @@ public final class TetherWorkers implements SmartLifecycle {
       s = sweep;
       group = null;
       runner = null;
+      // this run's mailboxes: a start after this stop builds its own
+      ms = new ArrayList<>(mailboxes);
+      mailboxes.clear();
     }
-    Consumer<Runnable> drain = cb -> {
-      try {
-        if (g != null) {
-          g.shutdown(settings.shutdownTimeout());
-          // Handlers still running at the timeout were interrupted (by this call, or by the
-          // group's own thread at the same timeout, when the call then sees the group ended):
-          // give them a moment to hand their messages back while the store is still open.
-          long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
-          while (g.loops().stream().anyMatch(WorkLoop::isRunning) && System.nanoTime() - until < 0) {
-            try {
-              Thread.sleep(20);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-              break;
-            }
-          }
-          if (g.loops().stream().anyMatch(WorkLoop::isRunning)) {
-            LOG.warn("Tether loops did not all stop within {} (and {} more after an interrupt);"
-                + " their messages go back to the queue when their leases run out",
-                settings.shutdownTimeout(), STRAGGLER_GRACE);
-          }
-          if (t != null) {
-            try {
-              t.join(settings.shutdownTimeout().toMillis() + 1000);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+    return () -> {
+      if (g != null) {
+        g.shutdown(settings.shutdownTimeout());
+        // Handlers still running at the timeout were interrupted (by this call, or by the
+        // group's own thread at the same timeout, when the call then sees the group ended):
+        // give them a moment to hand their messages back while the store is still open.
+        long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
+        while (g.loops().stream().anyMatch(WorkLoop::isRunning) && System.nanoTime() - until < 0) {
+          try {
+            Thread.sleep(20);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            break;
           }
         }
-        if (s != null) {
-          s.stop();
+        if (g.loops().stream().anyMatch(WorkLoop::isRunning)) {
+          LOG.warn("Tether loops did not all stop within {} (and {} more after an interrupt);"
+              + " their messages go back to the queue when their leases run out",
+              settings.shutdownTimeout(), STRAGGLER_GRACE);
         }
-        synchronized (lock) {
-          mailboxes.forEach(JdbcMailbox::close);
-          mailboxes.clear();
+        if (t != null) {
+          try {
+            t.join(settings.shutdownTimeout().toMillis() + 1000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
         }
-        LOG.info("Tether workers stopped");
-      } finally {
-        cb.run();
       }
+      if (s != null) {
+        s.stop();
+      }
+      ms.forEach(JdbcMailbox::close);
+      LOG.info("Tether workers stopped");
     };
-    Thread stopper = new Thread(() -> drain.accept(callback), "tether-drain");
-    stopper.setDaemon(true);
-    stopper.start();
   }
 
   @Override

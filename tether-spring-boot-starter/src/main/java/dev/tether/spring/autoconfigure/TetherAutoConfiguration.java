@@ -190,9 +190,15 @@ public class TetherAutoConfiguration {
     TetherProperties.Worker w = properties.getWorker();
     TetherWorkers.Settings settings = new TetherWorkers.Settings(
         w.getShutdownTimeout(),
+        w.getDrainTimeout(),
         w.getWatchdog().isEnabled() ? w.getWatchdog().getThreshold() : null,
+        w.getWatchdog().getThreshold(),
         w.getWatchdog().getInterval(),
-        w.getReadinessThreshold(),
+        // without a watchdog the group has no readiness threshold of its own: the same fraction
+        // of the (unenforced) threshold
+        w.getReadinessThreshold() != null || w.getWatchdog().isEnabled() ? w.getReadinessThreshold()
+            : Duration.ofNanos((long) (w.getWatchdog().getThreshold().toNanos()
+                * dev.tether.loop.LoopGroup.DEFAULT_READINESS_FRACTION)),
         w.getCalibration(),
         properties.getHealthServer().isEnabled() ? properties.getHealthServer().getPort() : null,
         properties.getSweep().isEnabled(),

@@ -35,8 +35,9 @@ public class TetherHealthAutoConfiguration {
   public TetherHealthAutoConfiguration() {}
 
   /**
-   * Liveness: UP while every loop beat within the watchdog's threshold (the watchdog would end the
-   * process past it); UP with no loops.
+   * Liveness: UP while every loop beat within the watchdog's threshold (the watchdog, when on,
+   * would end the process past it; when it is off, the orchestrator's liveness probe restarts
+   * the process instead); UP with no loops.
    *
    * @param workers the workers, if this application runs any
    * @return the indicator
@@ -50,7 +51,7 @@ public class TetherHealthAutoConfiguration {
         return Health.up().withDetail("loops", 0).build();
       }
       Map<String, Duration> ages = w.heartbeatAges();
-      Duration threshold = w.settings().watchdogThreshold();
+      Duration threshold = w.settings().livenessThreshold();
       Health.Builder b = Health.up();
       for (Map.Entry<String, Duration> e : ages.entrySet()) {
         b.withDetail(e.getKey(), "last beat " + e.getValue().toMillis() + " ms ago");

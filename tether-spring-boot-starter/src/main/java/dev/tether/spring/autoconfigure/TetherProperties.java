@@ -348,11 +348,18 @@ public class TetherProperties {
     private boolean enabled = true;
 
     /**
-     * How long running handlers may finish after shutdown begins; what is still running then is
-     * handed back (not charged). Keep spring.lifecycle.timeout-per-shutdown-phase at least this
-     * long.
+     * How long the loops have to stop once shutdown begins; what is still running then is
+     * interrupted and handed back (not charged). Tether's store stays open until then, however
+     * long spring.lifecycle.timeout-per-shutdown-phase is.
      */
     private Duration shutdownTimeout = LoopGroup.DEFAULT_SHUTDOWN_TIMEOUT;
+
+    /**
+     * How long running handlers go on as usual once shutdown begins (the loops take no new work)
+     * before they are asked to stop (WorkContext.isShutdownRequested()); less than the shutdown
+     * timeout. Zero: asked at once.
+     */
+    private Duration drainTimeout = Duration.ZERO;
 
     /** How long a receive waits for a message before looking again (at most 20 s). */
     private Duration waitTime = Mailbox.MAX_WAIT_TIME;
@@ -402,6 +409,24 @@ public class TetherProperties {
      */
     public void setShutdownTimeout(Duration shutdownTimeout) {
       this.shutdownTimeout = shutdownTimeout;
+    }
+
+    /**
+     * Returns the drain timeout.
+     *
+     * @return the timeout
+     */
+    public Duration getDrainTimeout() {
+      return drainTimeout;
+    }
+
+    /**
+     * Sets the drain timeout.
+     *
+     * @param drainTimeout the timeout
+     */
+    public void setDrainTimeout(Duration drainTimeout) {
+      this.drainTimeout = drainTimeout;
     }
 
     /**
@@ -470,7 +495,10 @@ public class TetherProperties {
 
   /** The watchdog that ends a process whose loops stopped beating ({@code tether.worker.watchdog.*}). */
   public static class Watchdog {
-    /** Whether a loop silent past the threshold ends the process (liveness fails before). */
+    /**
+     * Whether a loop silent past the threshold ends the process. Liveness fails at the same
+     * threshold, also when this is off.
+     */
     private boolean enabled = true;
 
     /** How long a loop may go without a beat before the watchdog ends the process. */

@@ -181,6 +181,55 @@ class TetherAutoConfigurationTest {
     });
   }
 
+  /** Blocks without beating until released. */
+  static final class Stuck implements TetherHandler<String, String> {
+    final java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+    final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+
+    @Override
+    public String queue() {
+      return "stuck";
+    }
+
+    @Override
+    public String handle(String request, WorkContext context) throws Exception {
+      started.countDown();
+      release.await(60, java.util.concurrent.TimeUnit.SECONDS);
+      return "released";
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class StuckConfig {
+    @Bean
+    Stuck stuck() {
+      return new Stuck();
+    }
+  }
+
+  @Test
+  void withTheWatchdogOffAStalledLoopStillFailsLivenessAndReadiness() {
+    withDataSource().withUserConfiguration(StuckConfig.class)
+        .withPropertyValues("tether.worker.watchdog.enabled=false",
+            "tether.worker.watchdog.threshold=1s", "tether.worker.watchdog.interval=100ms",
+            "tether.worker.calibration=off")
+        .run(context -> {
+          Stuck stuck = context.getBean(Stuck.class);
+          HealthIndicator liveness = context.getBean(TetherHealthAutoConfiguration.LIVENESS, HealthIndicator.class);
+          HealthIndicator readiness = context.getBean(TetherHealthAutoConfiguration.READINESS, HealthIndicator.class);
+          await().atMost(Duration.ofSeconds(30)).until(() -> readiness.health().getStatus().equals(Status.UP));
+          context.getBean(TetherQueues.class).send("stuck", "x");
+          try {
+            assertThat(stuck.started.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            await().atMost(Duration.ofSeconds(30)).until(() -> liveness.health().getStatus().equals(Status.DOWN));
+            assertThat(liveness.health().getDetails()).containsEntry("stalled", "stuck-1");
+            await().atMost(Duration.ofSeconds(30)).until(() -> readiness.health().getStatus().equals(Status.DOWN));
+          } finally {
+            stuck.release.countDown();
+          }
+        });
+  }
+
   @Test
   void handlerSettingsComeFromTheBeanElseFromTheDefaults() {
     withDataSource().withUserConfiguration(GreeterConfig.class)
@@ -223,6 +272,44 @@ class TetherAutoConfigurationTest {
     withDataSource().withPropertyValues("tether.store.migrate=validate").run(context ->
         assertThat(context).hasFailed().getFailure().rootCause()
             .hasMessageContaining("tables are missing").hasMessageContaining("tether.store.migrate=true"));
+  }
+
+  /** Records the order in which beans finished initializing. */
+  static final class InitOrder implements org.springframework.beans.factory.config.BeanPostProcessor {
+    final List<Object> beans = new CopyOnWriteArrayList<>();
+
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String name) {
+      beans.add(bean);
+      return bean;
+    }
+  }
+
+  @Test
+  void theStoreOpensAfterTheApplicationsDatabaseInitialization() throws IOException {
+    Path script = Files.writeString(dir.resolve("app-schema.sql"), "CREATE TABLE app_things (id INTEGER);");
+    InitOrder order = new InitOrder();
+    withDataSource()
+        .withConfiguration(AutoConfigurations.of(
+            org.springframework.boot.jdbc.autoconfigure.DataSourceInitializationAutoConfiguration.class))
+        .withBean(InitOrder.class, () -> order)
+        .withPropertyValues("spring.sql.init.mode=always",
+            "spring.sql.init.schema-locations=file:" + script)
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          int initializer = -1;
+          int store = -1;
+          for (int i = 0; i < order.beans.size(); i++) {
+            Object b = order.beans.get(i);
+            if (b instanceof org.springframework.boot.sql.init.AbstractScriptDatabaseInitializer) {
+              initializer = i;
+            } else if (b instanceof TetherStore) {
+              store = i;
+            }
+          }
+          assertThat(initializer).as("the script initializer ran").isNotNegative();
+          assertThat(store).as("the store opened after it").isGreaterThan(initializer);
+        });
   }
 
   @Test

@@ -7,10 +7,13 @@ import dev.tether.jdbc.TetherStore;
 import dev.tether.jdbc.WorkItem;
 import dev.tether.jdbc.WorkStatus;
 import dev.tether.loop.WorkContext;
+import dev.tether.loop.WorkLoop;
 import dev.tether.loop.WorkStoppedException;
 import dev.tether.spring.TetherHandler;
 import dev.tether.spring.TetherQueues;
+import dev.tether.spring.TetherWorkers;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -112,5 +115,68 @@ class TetherShutdownTest {
     assertThat(back.status()).isEqualTo(WorkStatus.PENDING);
     assertThat(back.attempts()).as("a hand-back is not charged").isZero();
     assertThat(back.deliveryCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aShutdownPhaseShorterThanTheShutdownTimeoutStillHandsBackBeforeTheStoreCloses() throws Exception {
+    // Spring stops waiting for the phase after 100 ms and goes on to destroy the beans; the
+    // handler ignores the shutdown request and is interrupted at 1 s: its hand-back needs the
+    // store, which must still be open then
+    Path file = dir.resolve("phase.db");
+    String[] id = new String[1];
+    runner(file)
+        .withConfiguration(AutoConfigurations.of(
+            org.springframework.boot.autoconfigure.context.LifecycleAutoConfiguration.class))
+        .withPropertyValues("tether.worker.shutdown-timeout=1s",
+            "spring.lifecycle.timeout-per-shutdown-phase=100ms")
+        .run(context -> {
+          Slow slow = context.getBean(Slow.class);
+          id[0] = context.getBean(TetherQueues.class).send("slow", "600000");
+          assertThat(slow.started.await(30, TimeUnit.SECONDS)).isTrue();
+          context.close();
+        });
+    WorkItem back = item(file, id[0]);
+    assertThat(back.status()).isEqualTo(WorkStatus.PENDING);
+    assertThat(back.attempts()).as("a hand-back is not charged").isZero();
+  }
+
+  @Test
+  void stopWithoutACallbackReturnsOnceTheLoopsStopped() throws Exception {
+    Path file = dir.resolve("stop.db");
+    runner(file).withPropertyValues("tether.worker.shutdown-timeout=1s").run(context -> {
+      Slow slow = context.getBean(Slow.class);
+      context.getBean(TetherQueues.class).send("slow", "600000");
+      assertThat(slow.started.await(30, TimeUnit.SECONDS)).isTrue();
+      TetherWorkers workers = context.getBean(TetherWorkers.class);
+      List<WorkLoop> loops = workers.loops();
+      workers.stop();
+      assertThat(loops).noneMatch(WorkLoop::isRunning);
+    });
+  }
+
+  @Test
+  void duringTheDrainTimeoutARunningHandlerGoesOnWithoutAShutdownRequest() throws Exception {
+    Path file = dir.resolve("drain-timeout.db");
+    String[] id = new String[1];
+    Slow[] slow = new Slow[1];
+    runner(file).withPropertyValues("tether.worker.drain-timeout=20s", "tether.worker.shutdown-timeout=30s")
+        .run(context -> {
+          slow[0] = context.getBean(Slow.class);
+          id[0] = context.getBean(TetherQueues.class).send("slow", "1500");
+          assertThat(slow[0].started.await(30, TimeUnit.SECONDS)).isTrue();
+          context.close();
+        });
+    assertThat(slow[0].sawShutdownRequest).as("asked to stop during the drain").isFalse();
+    assertThat(item(file, id[0]).status()).isEqualTo(WorkStatus.COMPLETED);
+  }
+
+  @Test
+  void aStartRefusedByTheCalibrationRulesLeavesNoSweepRunning() {
+    runner(dir.resolve("refused.db"))
+        .withPropertyValues("tether.handler-defaults.visibility=5m") // not above the 12 min watchdog
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("not calibrated"));
+    assertThat(Thread.getAllStackTraces().keySet())
+        .noneMatch(t -> t.isAlive() && t.getName().equals("tether-recovery-sweep"));
   }
 }
