@@ -25,7 +25,9 @@ public interface AgentListener {
   default void toolStarting(AgentRun run, ToolExecutionRequest request) {}
 
   /**
-   * A tool finished (the beat after it is done); its result is not yet in the memory.
+   * A tool finished (the beat after it is done); its result is not yet in the memory, but when
+   * the run keeps its conversation through {@link TetherAgents#memoryStore()} it is already in
+   * the item's checkpoint.
    *
    * @param run the run
    * @param execution the tool call and its result

@@ -56,6 +56,19 @@ public final class AgentRun implements AutoCloseable {
   // one memory sequentially), published through the volatile reference.
   private volatile Conversation conversation; // null until first read
   private volatile boolean resumed;
+  private volatile AiMessage resumedAnswer; // set with resumed
+  /** Whether LangChain4j reads or writes the conversation through the memory store in this run. */
+  private volatile boolean memoryInUse;
+  // What the checkpoint holds beyond the memory's messages (guarded by this): tool calls started
+  // before the response that asked for them reached the memory (a streaming service running
+  // tools concurrently), and tool results not yet added to it (LangChain4j adds a round's results
+  // once every tool of the round ran). Recorded as they happen, so that a delivery that dies
+  // mid-round leaves a finished tool's result, and a started tool's request, in the checkpoint.
+  private final List<ToolExecutionRequest> unrecordedRequests = new ArrayList<>();
+  private final List<ToolExecutionResultMessage> unrecordedResults = new ArrayList<>();
+  /** The messages last written as the checkpoint, before and after fitting (guarded by this). */
+  private List<ChatMessage> lastWritten;
+  private List<ChatMessage> lastFitted;
 
   AgentRun(TetherAgents agents, WorkContext context, Thread owner) {
     this.agents = agents;
@@ -83,6 +96,29 @@ public final class AgentRun implements AutoCloseable {
   public boolean resumed() {
     loadConversation();
     return resumed;
+  }
+
+  /**
+   * Returns the answer that the conversation this delivery resumed already ended with: an
+   * earlier delivery got the model's final answer (an AI message without tool requests, the
+   * conversation's last message) and checkpointed it, but did not finish the item (it crashed or
+   * was stopped before its acknowledgement, its acknowledgement failed, or the handler failed
+   * after the answer). Calling the AI service again would append the task once more and ask the
+   * model again; a handler that wants the answer it already has returns this one instead:
+   *
+   * <pre>{@code
+   * String answer = run.answered().map(AiMessage::text).orElseGet(() -> assistant.work(task));
+   * }</pre>
+   *
+   * Reads (and decodes, once) the item's checkpoint, as {@link #resumed()} does.
+   *
+   * @return the answer, or empty when this delivery did not resume a conversation that ended in
+   *     one
+   * @throws IllegalStateException if the item's checkpoint was not written by the memory store
+   */
+  public Optional<AiMessage> answered() {
+    loadConversation();
+    return Optional.ofNullable(resumedAnswer);
   }
 
   /**
@@ -167,13 +203,52 @@ public final class AgentRun implements AutoCloseable {
     beat();
     ensureCanContinue("tool '" + request.name() + "'");
     toolCalls.incrementAndGet();
+    if (memoryInUse) {
+      recordStart(request);
+    }
     agents.safely("toolStarting", () -> agents.listener().toolStarting(this, request));
   }
 
   void afterTool(ToolExecution execution) {
     ensureOpen("finish tool '" + execution.request().name() + "'");
     beat();
+    if (memoryInUse) {
+      recordResult(execution);
+    }
     agents.safely("toolFinished", () -> agents.listener().toolFinished(this, execution));
+  }
+
+  /** Checkpoints a tool call whose request the memory does not hold yet, before the tool runs. */
+  private synchronized void recordStart(ToolExecutionRequest request) {
+    Conversation c = loadConversation();
+    if (requested(c.messages(), request) || unrecordedRequests.stream().anyMatch(r -> sameCall(r, request))) {
+      return;
+    }
+    unrecordedRequests.add(request);
+    checkpoint(c);
+  }
+
+  /** Checkpoints a finished tool's result that the memory does not hold yet. */
+  private synchronized void recordResult(ToolExecution execution) {
+    ToolExecutionRequest request = execution.request();
+    Conversation c = loadConversation();
+    boolean ours = requested(c.messages(), request)
+        || unrecordedRequests.stream().anyMatch(r -> sameCall(r, request));
+    if (!ours) {
+      return; // not a call of this conversation's current round
+    }
+    ToolExecutionResultMessage result = ToolExecutionResultMessage.builder()
+        .id(request.id())
+        .toolName(request.name())
+        .contents(execution.resultContents())
+        .isError(execution.hasFailed())
+        .attributes(execution.attributes())
+        .build();
+    if (answered(c.messages(), result) || unrecordedResults.stream().anyMatch(r -> sameResult(r, result))) {
+      return;
+    }
+    unrecordedResults.add(result);
+    checkpoint(c);
   }
 
   /**
@@ -271,22 +346,44 @@ public final class AgentRun implements AutoCloseable {
 
   List<ChatMessage> messages(Object memoryId) {
     ensureOpen("read the chat memory");
+    memoryInUse = true;
     Conversation c = loadConversation();
     checkMemoryId(c, memoryId);
     return new ArrayList<>(c.messages());
   }
 
-  void updateMessages(Object memoryId, List<ChatMessage> messages) {
+  synchronized void updateMessages(Object memoryId, List<ChatMessage> messages) {
     ensureOpen("write the chat memory");
+    memoryInUse = true;
     Conversation c = loadConversation();
     checkMemoryId(c, memoryId);
+    unrecordedRequests.removeIf(r -> requested(messages, r));
+    unrecordedResults.removeIf(r -> answered(messages, r));
+    checkpoint(new Conversation(String.valueOf(memoryId), List.copyOf(messages)));
+  }
+
+  /**
+   * Writes {@code memory} (what the chat memory holds) with the tool calls and results recorded
+   * beyond it as the item's checkpoint, and makes the fitted memory part the conversation.
+   */
+  private void checkpoint(Conversation memory) {
+    List<ChatMessage> all = new ArrayList<>(memory.messages());
+    if (!unrecordedRequests.isEmpty()) {
+      all.add(AiMessage.from(List.copyOf(unrecordedRequests)));
+    }
+    all.addAll(unrecordedResults);
+    int beyond = all.size() - memory.messages().size();
+    if (all.equals(lastWritten)) {
+      // a tool result recorded when it finished, now added to the memory as it was: written already
+      conversation = memoryPart(memory.memoryId(), lastFitted, beyond);
+      return;
+    }
     ConversationCodec.Fitted fitted = ConversationCodec.fit(
-        new Conversation(String.valueOf(memoryId), List.copyOf(messages)),
-        agents.maxCheckpointBytes(), messageIdText());
+        new Conversation(memory.memoryId(), List.copyOf(all)), agents.maxCheckpointBytes(), messageIdText());
     if (fitted.dropped() > 0) {
       log.warn("Message {}: the conversation ({} messages, {} bytes) outgrew the checkpoint limit of"
               + " {} bytes; dropped its {} oldest tool-round messages, kept {} ({} bytes)",
-          messageIdText(), messages.size(), fitted.bytesBefore(), agents.maxCheckpointBytes(),
+          messageIdText(), all.size(), fitted.bytesBefore(), agents.maxCheckpointBytes(),
           fitted.dropped(), fitted.conversation().messages().size(), fitted.bytes().length);
       agents.safely("conversationTrimmed", () -> agents.listener().conversationTrimmed(
           this, fitted.dropped(), fitted.bytesBefore(), fitted.bytes().length));
@@ -296,9 +393,53 @@ public final class AgentRun implements AutoCloseable {
     } catch (WorkStoppedException e) {
       throw stopped(e);
     }
-    conversation = fitted.conversation();
+    lastWritten = all;
+    lastFitted = fitted.conversation().messages();
+    conversation = memoryPart(memory.memoryId(), lastFitted, beyond);
     agents.safely("checkpointed", () -> agents.listener().checkpointed(
         this, fitted.conversation().messages().size(), fitted.bytes().length));
+  }
+
+  /**
+   * The chat memory's part of a fitted checkpoint: all but the {@code beyond} messages recorded
+   * after it (the fit keeps the latest messages, so those are its tail).
+   */
+  private static Conversation memoryPart(String memoryId, List<ChatMessage> fitted, int beyond) {
+    return new Conversation(memoryId, List.copyOf(fitted.subList(0, Math.max(0, fitted.size() - beyond))));
+  }
+
+  /** Whether the latest tool-requesting response in {@code messages} asked for {@code call}. */
+  private static boolean requested(List<ChatMessage> messages, ToolExecutionRequest call) {
+    for (int i = messages.size() - 1; i >= 0; i--) {
+      if (messages.get(i) instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
+        return ai.toolExecutionRequests().stream().anyMatch(r -> sameCall(r, call));
+      }
+    }
+    return false;
+  }
+
+  /** Whether {@code messages} hold {@code result} after their latest tool-requesting response. */
+  private static boolean answered(List<ChatMessage> messages, ToolExecutionResultMessage result) {
+    for (int i = messages.size() - 1; i >= 0; i--) {
+      ChatMessage m = messages.get(i);
+      if (m instanceof ToolExecutionResultMessage r && sameResult(r, result)) {
+        return true;
+      }
+      if (m instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  private static boolean sameCall(ToolExecutionRequest a, ToolExecutionRequest b) {
+    return a.id() != null || b.id() != null
+        ? java.util.Objects.equals(a.id(), b.id())
+        : a.name().equals(b.name()) && java.util.Objects.equals(a.arguments(), b.arguments());
+  }
+
+  private static boolean sameResult(ToolExecutionResultMessage a, ToolExecutionResultMessage b) {
+    return a.id() != null || b.id() != null ? java.util.Objects.equals(a.id(), b.id()) : a.equals(b);
   }
 
   private void checkMemoryId(Conversation c, Object memoryId) {
@@ -329,6 +470,10 @@ public final class AgentRun implements AutoCloseable {
       }
       c = repairInterruptedTools(c);
       resumed = !c.messages().isEmpty();
+      if (resumed && c.messages().get(c.messages().size() - 1) instanceof AiMessage last
+          && !last.hasToolExecutionRequests()) {
+        resumedAnswer = last;
+      }
       if (resumed) {
         log.info("Message {} (delivery {}): resuming its conversation of {} messages from the"
             + " checkpoint", messageIdText(), context.deliveryCount(), c.messages().size());

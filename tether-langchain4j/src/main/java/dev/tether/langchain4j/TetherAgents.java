@@ -74,7 +74,10 @@ import org.slf4j.LoggerFactory;
  *       {@code onError(WorkStoppedException)}.
  *   <li>With {@link #memoryStore()} as the chat memory's store, the conversation is checkpointed
  *       through the lease after every message LangChain4j adds to the memory (each model response,
- *       each tool result), and the next delivery of the item starts from it.
+ *       each tool result), each tool result also as its tool returns (before the rest of its
+ *       round runs), and a tool started before the response asking for it is in the memory (a
+ *       streaming service's concurrent tools) before it runs; the next delivery of the item
+ *       starts from it.
  * </ul>
  *
  * <h2>Resuming</h2>
@@ -83,7 +86,9 @@ import org.slf4j.LoggerFactory;
  * did: the memory then holds the conversation so far, so the model sees every earlier request,
  * response and tool result and is not asked again for what it already answered; LangChain4j
  * appends the call's user message once more after it ({@link AgentRun#resumed()} tells a handler
- * that prefers to send a shorter "continue" message instead). A run interrupted while tools were
+ * that prefers to send a shorter "continue" message instead). When the conversation already
+ * ended in the model's final answer, {@link AgentRun#answered()} returns it, so that the handler
+ * need not call the service again. A run interrupted while tools were
  * running resumes with an error result for each tool call whose result was not recorded ("the
  * worker running it stopped before its result was recorded; it may or may not have taken
  * effect"), so the model decides whether to call it again.

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
+import dev.langchain4j.data.message.ToolExecutionResultMessage;
 import dev.langchain4j.memory.chat.MessageWindowChatMemory;
 import dev.langchain4j.service.AiServices;
 import dev.langchain4j.service.tool.ToolExecutor;
@@ -101,6 +102,65 @@ class AgentRunTest {
     assertThat(model.answeredSteps()).containsExactly(0);
     assertThat(stops).singleElement().extracting(WorkStoppedException::reason)
         .isEqualTo(Reason.CANCELLED);
+  }
+
+  @Test
+  void aToolThatFinishedBeforeItsRoundWasCutShortKeepsItsResultInTheCheckpoint() {
+    // LangChain4j adds a round's results to the memory once every tool of the round ran: "charge"
+    // ran, "email" was refused; the resumed run must see charge's result, not "interrupted"
+    tool("charge", n -> d.attachment.markCancelled());
+    tool("email", n -> {});
+    ScriptedChatModel model = ScriptedChatModel.script()
+        .callTools(new String[] {"charge", "{}"}, new String[] {"email", "{}"})
+        .answer("done")
+        .build();
+    TetherAgents agents = TetherAgents.create();
+    Worker withMemory = agents.attach(AiServices.builder(Worker.class), model)
+        .tools(tools)
+        .chatMemory(MessageWindowChatMemory.builder()
+            .maxMessages(100).chatMemoryStore(agents.memoryStore()).build())
+        .build();
+
+    assertThat(run(agents, withMemory)).isInstanceOf(WorkStoppedException.class);
+    assertThat(toolsRun).containsExactly("charge");
+
+    byte[] checkpoint = d.context.lastCheckpoint().orElseThrow();
+    d.close();
+    d = new Delivery(null, checkpoint); // the next delivery
+    try (AgentRun resumed = agents.bind(d.context)) {
+      List<dev.langchain4j.data.message.ChatMessage> messages =
+          agents.memoryStore().getMessages("default");
+      assertThat(messages).filteredOn(m -> m instanceof ToolExecutionResultMessage)
+          .extracting(m -> ((ToolExecutionResultMessage) m).toolName() + ": "
+              + ((ToolExecutionResultMessage) m).text())
+          .containsExactly("charge: charge ok", "email: " + AgentRun.INTERRUPTED_TOOL_RESULT);
+      assertThat(resumed.resumed()).isTrue();
+    }
+  }
+
+  @Test
+  void aDeliveryResumingAConversationThatEndedInAnAnswerIsGivenThatAnswer() {
+    tool("a", n -> {});
+    ScriptedChatModel model = ScriptedChatModel.script().callTool("a", "{}").answer("done").build();
+    TetherAgents agents = TetherAgents.create();
+    Worker withMemory = agents.attach(AiServices.builder(Worker.class), model)
+        .tools(tools)
+        .chatMemory(MessageWindowChatMemory.builder()
+            .maxMessages(100).chatMemoryStore(agents.memoryStore()).build())
+        .build();
+    try (AgentRun first = agents.bind(d.context)) {
+      assertThat(first.answered()).isEmpty(); // nothing to resume
+      assertThat(withMemory.work("task")).isEqualTo("done");
+      assertThat(first.answered()).as("what this delivery resumed, not what it got").isEmpty();
+    }
+    // the delivery ended before its acknowledgement: the next one has the answer
+    byte[] checkpoint = d.context.lastCheckpoint().orElseThrow();
+    d.close();
+    d = new Delivery(null, checkpoint);
+    try (AgentRun second = agents.bind(d.context)) {
+      assertThat(second.answered()).map(dev.langchain4j.data.message.AiMessage::text).contains("done");
+    }
+    assertThat(model.answeredSteps()).containsExactly(0, 1);
   }
 
   @Test

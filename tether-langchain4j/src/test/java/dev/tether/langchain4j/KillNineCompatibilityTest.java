@@ -87,8 +87,8 @@ abstract class KillNineCompatibilityTest {
     assertThat(first).as("the killed delivery, in order; child log:\n%s", read(childLog))
         .containsExactly(
             "checkpoint 1 1", // the task
-            "asked 0 1", "answered 0 1", "checkpoint 2 1", "tool search 1", "checkpoint 3 1",
-            "asked 1 1", "answered 1 1", "checkpoint 4 1", "tool read 1", "checkpoint 5 1",
+            "asked 0 1", "answered 0 1", "checkpoint 2 1", "checkpoint 3 1", "tool search 1", // a result is checkpointed as its tool ends
+            "asked 1 1", "answered 1 1", "checkpoint 4 1", "checkpoint 5 1", "tool read 1",
             "asked 2 1"); // in flight when killed
 
     List<AgentRun> runs = new CopyOnWriteArrayList<>();

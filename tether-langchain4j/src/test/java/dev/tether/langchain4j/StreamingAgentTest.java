@@ -9,6 +9,7 @@ import dev.langchain4j.memory.chat.MessageWindowChatMemory;
 import dev.langchain4j.model.chat.StreamingChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.chat.response.CompleteToolCall;
 import dev.langchain4j.model.chat.response.PartialResponse;
 import dev.langchain4j.model.chat.response.PartialResponseContext;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
@@ -208,6 +209,51 @@ class StreamingAgentTest {
         .isEqualTo(WorkStoppedException.Reason.CANCELLED);
     assertThat(toolThreads).as("the tool did not run").isEmpty();
     assertThat(partials).isEmpty();
+  }
+
+  @Test
+  void aToolRunConcurrentlyBeforeItsResponseEndedIsInTheCheckpointWithItsResult() throws Exception {
+    // with concurrent tools LangChain4j starts a tool as soon as its call is streamed, before the
+    // response that asks for it is complete and in the memory; the worker dies before the end
+    java.util.concurrent.CountDownLatch toolDone = new java.util.concurrent.CountDownLatch(1);
+    StreamingChatModel diesMidResponse = new StreamingChatModel() {
+      @Override
+      public void doChat(ChatRequest request, StreamingChatResponseHandler handler) {
+        modelThread.execute(() -> handler.onCompleteToolCall(new CompleteToolCall(0,
+            ToolExecutionRequest.builder().id("call-0").name("look").arguments("{}").build())));
+      }
+    };
+    TetherAgents agents = agents();
+    Map<ToolSpecification, ToolExecutor> tools = new LinkedHashMap<>();
+    tools.put(ToolSpecification.builder().name("look").description("look").build(),
+        (request, memoryId) -> {
+          toolDone.countDown();
+          return "seen";
+        });
+    ExecutorService toolThread = Executors.newSingleThreadExecutor(r -> new Thread(r, "tool"));
+    try {
+      StreamingWorker worker = agents.attach(AiServices.builder(StreamingWorker.class), diesMidResponse)
+          .tools(tools)
+          .executeToolsConcurrently(toolThread)
+          .chatMemory(MessageWindowChatMemory.builder()
+              .maxMessages(100).chatMemoryStore(agents.memoryStore()).build())
+          .build();
+      try (AgentRun run = agents.bind(d.context)) {
+        worker.work("stream it").onPartialResponse(partials::add).onError(e -> {}).start();
+        assertThat(toolDone.await(10, TimeUnit.SECONDS)).isTrue();
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
+            ConversationCodec.decode(d.context.lastCheckpoint().orElseThrow()).messages().size() == 3);
+      }
+    } finally {
+      toolThread.shutdownNow();
+    }
+    // the delivery ends here (killed); the checkpoint holds the call and what it returned
+    Conversation stored = ConversationCodec.decode(d.context.lastCheckpoint().orElseThrow());
+    assertThat(stored.messages().get(1)).isInstanceOfSatisfying(AiMessage.class, ai ->
+        assertThat(ai.toolExecutionRequests()).extracting(ToolExecutionRequest::id).containsExactly("call-0"));
+    assertThat(stored.messages().get(2)).isInstanceOfSatisfying(
+        dev.langchain4j.data.message.ToolExecutionResultMessage.class,
+        r -> assertThat(r.text()).isEqualTo("seen"));
   }
 
   @Test
