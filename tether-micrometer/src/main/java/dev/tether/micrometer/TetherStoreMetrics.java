@@ -32,8 +32,12 @@ import org.slf4j.LoggerFactory;
  * per-process meters that every worker should export.
  *
  * <p>The store is read at most once per refresh interval (default {@link #DEFAULT_REFRESH}), when a
- * gauge is read (a scrape), by the reading thread; gauges read in between see the cached figures.
- * When the store cannot be read the gauges report NaN until it can. The {@code queue} tag takes
+ * gauge is read (a scrape) after the interval, on a short-lived daemon thread of its own ({@code
+ * tether-store-metrics}); gauges read in between see the cached figures. A scrape waits at most
+ * {@link #SCRAPE_WAIT} for a read: a store that is slow or unreachable (a connection timeout is
+ * often 10 to 30 s) does not hold the scrape past a typical scrape timeout; it gets the figures
+ * read before, or NaN once they are older than two refresh intervals. When the store cannot be
+ * read the gauges report NaN until it can. The {@code queue} tag takes
  * the configured queue names only (others summed as {@value TetherMetrics#OTHER}), or else the
  * first {@link #DEFAULT_MAX_QUEUES} queue names seen. Thread-safe.
  */
@@ -48,6 +52,8 @@ public final class TetherStoreMetrics implements MeterBinder {
   public static final String STORE_QUEUES = "tether.store.queues";
   /** Default time between two reads of the store. */
   public static final Duration DEFAULT_REFRESH = Duration.ofSeconds(15);
+  /** The longest a scrape waits for a read of the store. */
+  public static final Duration SCRAPE_WAIT = Duration.ofSeconds(2);
   /** Default cap on distinct queue tag values when no queue names are configured. */
   public static final int DEFAULT_MAX_QUEUES = 50;
 
@@ -55,6 +61,7 @@ public final class TetherStoreMetrics implements MeterBinder {
   private final Supplier<List<QueueCount>> depthReader;
   private final Supplier<Map<String, Long>> checkpointReader;
   private final long refreshNanos;
+  private final long scrapeWaitNanos;
   private final Ticker ticker;
   private final TagValues queues;
   private final TagValues kinds = TagValues.firstSeen(32);
@@ -66,6 +73,8 @@ public final class TetherStoreMetrics implements MeterBinder {
   private volatile boolean triggerRegistered;
   private volatile long readAt;
   private boolean failing; // guarded by refreshLock
+  private java.util.concurrent.CompletableFuture<Snapshot> refreshing; // guarded by refreshLock
+  private long refreshStartedNanos; // System.nanoTime(); guarded by refreshLock
 
   /**
    * Exports the store's figures, read at most every {@link #DEFAULT_REFRESH}, for any queue.
@@ -98,6 +107,12 @@ public final class TetherStoreMetrics implements MeterBinder {
   TetherStoreMetrics(Supplier<List<QueueCount>> depthReader,
       Supplier<Map<String, Long>> checkpointReader, Duration refresh, Set<String> queueNames,
       Ticker ticker) {
+    this(depthReader, checkpointReader, refresh, queueNames, ticker, SCRAPE_WAIT);
+  }
+
+  TetherStoreMetrics(Supplier<List<QueueCount>> depthReader,
+      Supplier<Map<String, Long>> checkpointReader, Duration refresh, Set<String> queueNames,
+      Ticker ticker, Duration scrapeWait) {
     Objects.requireNonNull(refresh, "refresh");
     if (refresh.compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException("refresh must be at least 1 s (each refresh reads the"
@@ -106,6 +121,7 @@ public final class TetherStoreMetrics implements MeterBinder {
     this.depthReader = depthReader;
     this.checkpointReader = checkpointReader;
     this.refreshNanos = refresh.toNanos();
+    this.scrapeWaitNanos = scrapeWait.toNanos();
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.queues = queueNames.isEmpty() ? TagValues.firstSeen(DEFAULT_MAX_QUEUES)
         : TagValues.fixed(queueNames);
@@ -132,38 +148,91 @@ public final class TetherStoreMetrics implements MeterBinder {
     }
   }
 
-  /** The figures, read again when older than the refresh interval. */
+  /**
+   * The figures: the cached ones while younger than the refresh interval, else those of a read
+   * started now (or already running), waited for until {@link #scrapeWaitNanos} after its start;
+   * past that, the older figures while younger than two intervals, else unknown.
+   */
   private Snapshot current() {
     Snapshot s = snapshot;
     if (s != null && ticker.read() - readAt < refreshNanos) {
       return s;
     }
+    java.util.concurrent.CompletableFuture<Snapshot> reading;
+    long waitNanos;
     synchronized (refreshLock) {
       s = snapshot;
       if (s != null && ticker.read() - readAt < refreshNanos) {
         return s; // another thread refreshed meanwhile
       }
-      long now = ticker.read();
-      Snapshot next;
+      if (refreshing == null) {
+        refreshing = startRefresh();
+        refreshStartedNanos = System.nanoTime();
+      }
+      reading = refreshing;
+      waitNanos = refreshStartedNanos + scrapeWaitNanos - System.nanoTime();
+    }
+    try {
+      return reading.get(Math.max(0, waitNanos), java.util.concurrent.TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      // the read is slow: the figures before it while they are not too old
+      s = snapshot;
+      return s != null && ticker.read() - readAt < 2 * refreshNanos ? s : Snapshot.FAILED;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Snapshot.FAILED;
+    } catch (java.util.concurrent.ExecutionException e) {
+      return Snapshot.FAILED; // not reached: the read reports a failure as FAILED
+    }
+  }
+
+  /** Reads the store on a thread of its own; the future completes with the new figures. */
+  private java.util.concurrent.CompletableFuture<Snapshot> startRefresh() {
+    java.util.concurrent.CompletableFuture<Snapshot> done = new java.util.concurrent.CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      long started = ticker.read();
+      Snapshot next = Snapshot.FAILED;
       try {
-        next = read();
+        next = readLogged();
+      } finally {
+        synchronized (refreshLock) {
+          snapshot = next;
+          readAt = started;
+          refreshing = null;
+        }
+        try {
+          next.depth.keySet().forEach(k -> registerQueue(k.substring(0, k.indexOf('\n'))));
+          next.checkpoints.keySet().forEach(this::registerKind);
+        } finally {
+          done.complete(next);
+        }
+      }
+    }, "tether-store-metrics");
+    t.setDaemon(true);
+    t.start();
+    return done;
+  }
+
+  /** Reads the store; a failure is logged once (until a read works again) and gives FAILED. */
+  private Snapshot readLogged() {
+    try {
+      Snapshot next = read();
+      synchronized (refreshLock) {
         if (failing) {
           log.info("Store metrics: the store can be read again");
           failing = false;
         }
-      } catch (RuntimeException e) {
+      }
+      return next;
+    } catch (RuntimeException e) {
+      synchronized (refreshLock) {
         if (!failing) {
           log.warn("Store metrics: cannot read the store ({}); the gauges report NaN until it can,"
               + " retrying at most every {} s", e.toString(), refreshNanos / 1_000_000_000L);
           failing = true;
         }
-        next = Snapshot.FAILED;
       }
-      snapshot = next;
-      readAt = now;
-      next.depth.keySet().forEach(k -> registerQueue(k.substring(0, k.indexOf('\n'))));
-      next.checkpoints.keySet().forEach(this::registerKind);
-      return next;
+      return Snapshot.FAILED;
     }
   }
 

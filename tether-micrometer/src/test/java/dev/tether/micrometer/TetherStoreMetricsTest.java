@@ -79,6 +79,39 @@ class TetherStoreMetricsTest {
   }
 
   @Test
+  void aStoreThatIsSlowToAnswerDoesNotHoldTheScrape() throws Exception {
+    SettableTicker ticker = new SettableTicker();
+    java.util.concurrent.CountDownLatch answer = new java.util.concurrent.CountDownLatch(1);
+    AtomicInteger reads = new AtomicInteger();
+    TetherStoreMetrics m = new TetherStoreMetrics(() -> {
+      if (reads.incrementAndGet() > 1) {
+        try {
+          answer.await(); // a store that does not answer (a connection timeout, say)
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+        return List.of(new QueueCount("a", WorkStatus.PENDING, 5));
+      }
+      return List.of(new QueueCount("a", WorkStatus.PENDING, 3));
+    }, Map::of, Duration.ofSeconds(10), Set.of(), ticker, Duration.ZERO);
+    m.bindTo(registry);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> queues() == 1);
+    assertThat(items("a", "pending")).isEqualTo(3);
+
+    ticker.advance(Duration.ofSeconds(10));
+    assertThat(items("a", "pending")).as("the figures read before").isEqualTo(3);
+    assertThat(queues()).isEqualTo(1);
+    assertThat(reads).as("one read in flight, not one per gauge").hasValue(2);
+    ticker.advance(Duration.ofSeconds(10));
+    assertThat(items("a", "pending")).as("two intervals old: unknown").isNaN();
+    assertThat(reads).hasValue(2);
+
+    answer.countDown();
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        .until(() -> items("a", "pending") == 5);
+  }
+
+  @Test
   void onlyConfiguredQueuesAreTaggedOthersAreSummedAsOther() {
     TetherStoreMetrics m = new TetherStoreMetrics(() -> List.of(
         new QueueCount("a", WorkStatus.PENDING, 1),
