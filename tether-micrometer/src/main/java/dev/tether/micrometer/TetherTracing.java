@@ -42,6 +42,12 @@ import java.util.function.Function;
 public final class TetherTracing {
   /** The enqueue's observation name. */
   public static final String ENQUEUE = "tether.enqueue";
+  /**
+   * The processing's {@code tether.outcome} when none could be recorded: the handler's result
+   * could not be acknowledged, or its message handed back, in the store (it is delivered again
+   * once its lease expires).
+   */
+  public static final String UNKNOWN_OUTCOME = "unknown";
   /** The processing's observation name. */
   public static final String PROCESS = "tether.process";
 
@@ -224,6 +230,12 @@ public final class TetherTracing {
       Observation.Scope scope = open.remove(message);
       if (scope != null) {
         Observation observation = scope.getCurrentObservation();
+        if (observation.getContext().getLowCardinalityKeyValue("tether.outcome") == null) {
+          // no outcome was recorded (its acknowledgement or hand-back could not be written): a
+          // value all the same, so that every observation has the same keys (a Prometheus timer
+          // made from them refuses differing tag keys)
+          observation.lowCardinalityKeyValue("tether.outcome", UNKNOWN_OUTCOME);
+        }
         scope.close();
         observation.stop();
       }

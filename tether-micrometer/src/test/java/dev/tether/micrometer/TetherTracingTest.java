@@ -150,4 +150,19 @@ class TetherTracingTest {
           .hasBeenStopped().hasError().hasLowCardinalityKeyValue("tether.outcome", "failure");
     }
   }
+
+  @Test
+  void aProcessingWhoseOutcomeCouldNotBeRecordedStillHasAnOutcome() {
+    try (TetherStore store = TetherStore.open(dir.resolve("u.db").toString())) {
+      TestObservationRegistry registry = TestObservationRegistry.create();
+      JdbcMailbox<String, String> mailbox = JdbcMailbox.ofStrings(store, "jobs");
+      mailbox.send("x");
+      var message = mailbox.receive(1, Duration.ofMinutes(1), Duration.ZERO).get(0);
+      MainLoop.Listener listener = new TetherTracing(registry).loopListener("jobs");
+      listener.received(message);
+      listener.finished(message); // the acknowledgement failed: no outcome callback came
+      assertThat(registry).hasObservationWithNameEqualTo(TetherTracing.PROCESS).that()
+          .hasBeenStopped().hasLowCardinalityKeyValue("tether.outcome", TetherTracing.UNKNOWN_OUTCOME);
+    }
+  }
 }
