@@ -116,6 +116,8 @@ public final class TetherAgents {
   private final boolean stopOnShutdown;
   private final AgentListener listener;
   private final ThreadLocal<AgentRun> current = new ThreadLocal<>();
+  /** The run {@link #current} was set to for a tool on a thread that had none bound. */
+  private final ThreadLocal<AgentRun> lentToTool = new ThreadLocal<>();
   private final Map<UUID, AgentRun> byInvocation = new ConcurrentHashMap<>();
   private final CheckpointChatMemoryStore memoryStore = new CheckpointChatMemoryStore(this);
 
@@ -169,9 +171,12 @@ public final class TetherAgents {
   }
 
   /**
-   * Returns the run bound to the calling thread.
+   * Returns the run bound to the calling thread: the handler's thread between {@link #bind} and
+   * {@link AgentRun#close()}, and a tool's thread while the tool runs (also a tool that
+   * LangChain4j runs on an executor, {@code executeToolsConcurrently}), so that a long tool can
+   * beat its item's lease ({@code currentRun().ifPresent(r -> r.context().beat())}).
    *
-   * @return the run, or empty outside {@link #bind}
+   * @return the run, or empty outside {@link #bind} and outside a tool
    */
   public Optional<AgentRun> currentRun() {
     return Optional.ofNullable(current.get());
@@ -349,12 +354,25 @@ public final class TetherAgents {
     AgentRun run = requireRun(before.invocationContext().invocationId(),
         "run tool '" + before.request().name() + "'");
     run.beforeTool(before.request());
+    if (current.get() != run) {
+      // a tool on an executor thread: its body finds its run too (currentRun(), a beat); set
+      // afresh for each tool, so a binding left by a tool whose end was never reported is replaced
+      current.set(run);
+      lentToTool.set(run);
+    }
   }
 
   private void afterTool(ToolExecution execution) {
     AgentRun run = requireRun(execution.invocationContext().invocationId(),
         "finish tool '" + execution.request().name() + "'");
-    run.afterTool(execution);
+    try {
+      run.afterTool(execution);
+    } finally {
+      if (lentToTool.get() == run) {
+        lentToTool.remove();
+        current.remove();
+      }
+    }
   }
 
   private static IllegalStateException unbound(String what) {

@@ -320,6 +320,35 @@ class AgentRunTest {
   }
 
   @Test
+  void aToolRunOnAnExecutorFindsItsRunWhileItRunsAndOnlyThen() throws Exception {
+    ExecutorService pool = Executors.newSingleThreadExecutor(r -> new Thread(r, "tool-pool"));
+    try {
+      TetherAgents agents = TetherAgents.create();
+      List<String> found = new CopyOnWriteArrayList<>();
+      Consumer<String> look = n -> found.add(Thread.currentThread().getName() + " "
+          + agents.currentRun().map(r -> r.context().messageId().orElseThrow()).orElse("none"));
+      tool("a", look);
+      tool("b", look); // LangChain4j runs a round's tools on the executor when there are several
+      ScriptedChatModel model = ScriptedChatModel.script()
+          .callTools(new String[] {"a", "{}"}, new String[] {"b", "{}"})
+          .answer("done")
+          .build();
+      Worker worker = agents.attach(AiServices.builder(Worker.class), model)
+          .tools(tools)
+          .executeToolsConcurrently(pool)
+          .build();
+
+      assertThat(run(agents, worker)).isNull();
+
+      assertThat(found).containsExactly("tool-pool " + d.message.id(), "tool-pool " + d.message.id());
+      assertThat(pool.submit(() -> agents.currentRun().isPresent()).get())
+          .as("the executor's thread is unbound after the tool").isFalse();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void replacingTheToolHooksAfterAttachIsCaughtAtTheNextModelRequest() {
     tool("a", n -> {});
     ScriptedChatModel model = ScriptedChatModel.script()
