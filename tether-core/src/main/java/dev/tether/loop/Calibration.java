@@ -21,7 +21,8 @@ import java.util.Optional;
  * it is interrupted and its lease no longer extended). A loop without a deadline promises nothing
  * about processing time: the two rules that need it are then checked with 0 only (a necessary
  * condition) and {@linkplain #report reported} as not checked, naming the loop, so that the
- * group's error or log says which rules it could not check:
+ * group's error (or, when nothing is violated, its debug log) says which rules it could not
+ * check:
  *
  * <ol>
  *   <li>{@link #VISIBILITY_COVERS_WATCHDOG} {@code visibility_timeout > watchdog_threshold +

@@ -944,7 +944,9 @@ public final class LoopGroup {
           }
           log.warn("LoopGroup timeouts are not calibrated:\n{}{}", list, unchecked);
         } else if (!unchecked.isEmpty()) {
-          log.info("LoopGroup timeouts calibrated as far as they could be checked.{}", unchecked);
+          // debug: a loop without a deadline is the usual case for long jobs that beat while
+          // they work, and the rules left unchecked then are advice, not a fault
+          log.debug("LoopGroup timeouts calibrated as far as they could be checked.{}", unchecked);
         }
       }
       return new LoopGroup(this, effective);
