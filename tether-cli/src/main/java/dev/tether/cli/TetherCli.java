@@ -13,6 +13,7 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -171,7 +172,13 @@ public final class TetherCli implements Runnable {
         (ex, c, parsed) -> {
           String name = c.getCommandSpec().qualifiedName();
           boolean usage = ex instanceof UsageException || ex instanceof IllegalArgumentException;
-          c.getErr().println(name + ": error: " + Stores.oneLine(ex));
+          // a library's error may say more below its first line (the rules it lists, the
+          // database's detail and hint): every line, the rest indented
+          List<String> lines = Stores.lines(ex, 20);
+          c.getErr().println(name + ": error: " + lines.get(0));
+          for (String more : lines.subList(1, lines.size())) {
+            c.getErr().println("  " + more);
+          }
           if (verbose) {
             ex.printStackTrace(c.getErr());
           }

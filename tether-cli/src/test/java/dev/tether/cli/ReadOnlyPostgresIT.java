@@ -54,6 +54,28 @@ class ReadOnlyPostgresIT {
   }
 
   @Test
+  void aDatabaseRefusalShowsTheDatabasesDetailAndHintBelowTheFirstLine() throws Exception {
+    try (PostgresTestSchema schema = new PostgresTestSchema("tether_ml_")) {
+      JarRunner t = new JarRunner(dir, schema.url());
+      assertThat(t.run("enqueue", "--", "true").strip()).isEqualTo("1");
+      try (Connection c = DriverManager.getConnection(schema.url());
+          java.sql.Statement st = c.createStatement()) {
+        st.execute("CREATE FUNCTION " + schema.name() + ".closed() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN RAISE EXCEPTION 'queue closed for maintenance' USING DETAIL = 'until 06:00 UTC',"
+            + " HINT = 'enqueue to queue later'; END $$");
+        st.execute("CREATE TRIGGER closed BEFORE INSERT ON " + schema.name() + ".tether_work_items"
+            + " FOR EACH ROW EXECUTE FUNCTION " + schema.name() + ".closed()");
+      }
+      JarRunner.Proc p = t.start("enqueue", "--", "true");
+      assertThat(p.waitFor(60)).as(p.err()).isEqualTo(1);
+      String[] lines = p.err().strip().split("\n");
+      assertThat(lines[0]).startsWith("tether enqueue: error: ").contains("queue closed for maintenance");
+      assertThat(lines).anyMatch(l -> l.startsWith("  ") && l.contains("Detail: until 06:00 UTC"))
+          .anyMatch(l -> l.startsWith("  ") && l.contains("Hint: enqueue to queue later"));
+    }
+  }
+
+  @Test
   void aSchemaGivenAsAnOptionServesReadOnlyCommandsAndTheWorkersCommands() throws Exception {
     try (PostgresTestSchema schema = new PostgresTestSchema("tether_so_")) {
       // the URL names no schema: --schema alone says where Tether's tables are

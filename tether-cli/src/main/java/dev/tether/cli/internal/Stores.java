@@ -10,6 +10,8 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -250,12 +252,48 @@ public final class Stores {
    * @return the message, or its type when it has none
    */
   public static String oneLine(Throwable e) {
-    String m = e.getMessage();
-    if (m == null || m.isBlank()) {
-      m = e.getClass().getSimpleName();
-    }
+    String m = messageOf(e);
     int nl = m.indexOf('\n');
-    String line = (nl < 0 ? m : m.substring(0, nl)).trim();
+    return printable(nl < 0 ? m : m.substring(0, nl));
+  }
+
+  /**
+   * The message of {@code e} line by line (at most {@code max} lines, the last saying how many
+   * more there were), each as {@link #oneLine} shows it; blank lines left out.
+   *
+   * @param e the error
+   * @param max the most lines, at least 2
+   * @return the lines, at least one
+   */
+  public static List<String> lines(Throwable e, int max) {
+    List<String> out = new ArrayList<>();
+    String[] all = messageOf(e).split("\\r?\\n");
+    int shown = 0;
+    for (int i = 0; i < all.length; i++) {
+      if (all[i].isBlank()) {
+        continue;
+      }
+      if (shown == max - 1 && i < all.length - 1) {
+        out.add("... (" + (all.length - i) + " more lines; --verbose shows the whole error)");
+        break;
+      }
+      out.add(printable(all[i]));
+      shown++;
+    }
+    if (out.isEmpty()) {
+      out.add(e.getClass().getSimpleName());
+    }
+    return out;
+  }
+
+  private static String messageOf(Throwable e) {
+    String m = e.getMessage();
+    return m == null || m.isBlank() ? e.getClass().getSimpleName() : m;
+  }
+
+  /** One line, trimmed, with control and lone surrogate characters escaped and secrets masked. */
+  private static String printable(String raw) {
+    String line = raw.trim();
     StringBuilder b = new StringBuilder(line.length());
     for (int i = 0; i < line.length(); i++) {
       char c = line.charAt(i);
