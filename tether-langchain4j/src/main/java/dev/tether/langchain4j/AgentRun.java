@@ -104,7 +104,9 @@ public final class AgentRun implements AutoCloseable {
    * conversation's last message) and checkpointed it, but did not finish the item (it crashed or
    * was stopped before its acknowledgement, its acknowledgement failed, or the handler failed
    * after the answer). Calling the AI service again would append the task once more and ask the
-   * model again; a handler that wants the answer it already has returns this one instead:
+   * model again; a handler that makes one AI-service call per item and wants the answer it
+   * already has returns this one instead (with several calls per item, this is the last call's
+   * answer):
    *
    * <pre>{@code
    * String answer = run.answered().map(AiMessage::text).orElseGet(() -> assistant.work(task));
@@ -191,6 +193,29 @@ public final class AgentRun implements AutoCloseable {
 
   void invocationEnded(UUID id) {
     invocations.remove(id);
+    foldUnrecorded();
+  }
+
+  /**
+   * After an AI-service call: tool calls and results it recorded beyond the memory (the call
+   * failed before they reached it) become part of the conversation, with an interrupted result
+   * for a call without one, as the next delivery would see them; a further call in this run
+   * continues from there rather than leaving them after its own messages.
+   */
+  private synchronized void foldUnrecorded() {
+    if (unrecordedRequests.isEmpty() && unrecordedResults.isEmpty()) {
+      return;
+    }
+    Conversation c = loadConversation();
+    List<ChatMessage> all = new ArrayList<>(c.messages());
+    if (!unrecordedRequests.isEmpty()) {
+      all.add(AiMessage.from(List.copyOf(unrecordedRequests)));
+    }
+    all.addAll(unrecordedResults);
+    unrecordedRequests.clear();
+    unrecordedResults.clear();
+    conversation = repairInterruptedTools(new Conversation(c.memoryId(), List.copyOf(all)));
+    lastWritten = null;
   }
 
   void beat() {
@@ -203,9 +228,6 @@ public final class AgentRun implements AutoCloseable {
     beat();
     ensureCanContinue("tool '" + request.name() + "'");
     toolCalls.incrementAndGet();
-    if (memoryInUse) {
-      recordStart(request);
-    }
     agents.safely("toolStarting", () -> agents.listener().toolStarting(this, request));
   }
 
@@ -218,28 +240,54 @@ public final class AgentRun implements AutoCloseable {
     agents.safely("toolFinished", () -> agents.listener().toolFinished(this, execution));
   }
 
-  /** Checkpoints a tool call whose request the memory does not hold yet, before the tool runs. */
-  private synchronized void recordStart(ToolExecutionRequest request) {
-    Conversation c = loadConversation();
-    if (requested(c.messages(), request) || unrecordedRequests.stream().anyMatch(r -> sameCall(r, request))) {
+  /**
+   * Checkpoints a tool call streamed in a response that is not complete yet (so not in the
+   * memory), before LangChain4j may start the tool (a streaming service's concurrent tools). Only
+   * for a stream that continues this run's conversation ({@code request}'s last message is the
+   * memory's), and only for a call with an id, by which the complete response's call is known.
+   */
+  synchronized void recordStart(ToolExecutionRequest call, ChatRequest request) {
+    if (!memoryInUse || call.id() == null) {
       return;
     }
-    unrecordedRequests.add(request);
-    checkpoint(c);
+    Conversation c = loadConversation();
+    List<ChatMessage> sent = request.messages();
+    boolean continues = !c.messages().isEmpty() && !sent.isEmpty()
+        && sent.get(sent.size() - 1).equals(c.messages().get(c.messages().size() - 1));
+    if (!continues || requested(c.messages(), call)
+        || unrecordedRequests.stream().anyMatch(r -> sameCall(r, call))) {
+      return;
+    }
+    List<ToolExecutionRequest> requests = new ArrayList<>(unrecordedRequests);
+    requests.add(call);
+    checkpoint(c, requests, unrecordedResults);
   }
 
-  /** Checkpoints a finished tool's result that the memory does not hold yet. */
+  /**
+   * Checkpoints a finished tool's result that the memory does not hold yet, when the tool is a
+   * call of the conversation's latest round (or a call recorded by {@link #recordStart}). A call
+   * without an id is recorded only once every call before it in its round has a result: a result
+   * without an id is matched to its call by its place.
+   */
   private synchronized void recordResult(ToolExecution execution) {
-    ToolExecutionRequest request = execution.request();
+    ToolExecutionRequest call = execution.request();
     Conversation c = loadConversation();
-    boolean ours = requested(c.messages(), request)
-        || unrecordedRequests.stream().anyMatch(r -> sameCall(r, request));
-    if (!ours) {
+    List<ToolExecutionRequest> round = latestRound(c.messages());
+    int index = -1;
+    for (int i = 0; i < round.size(); i++) {
+      if (sameCall(round.get(i), call)) {
+        index = i;
+        break;
+      }
+    }
+    boolean recordedStart = call.id() != null
+        && unrecordedRequests.stream().anyMatch(r -> sameCall(r, call));
+    if (index < 0 && !recordedStart) {
       return; // not a call of this conversation's current round
     }
     ToolExecutionResultMessage result = ToolExecutionResultMessage.builder()
-        .id(request.id())
-        .toolName(request.name())
+        .id(call.id())
+        .toolName(call.name())
         .contents(execution.resultContents())
         .isError(execution.hasFailed())
         .attributes(execution.attributes())
@@ -247,8 +295,12 @@ public final class AgentRun implements AutoCloseable {
     if (answered(c.messages(), result) || unrecordedResults.stream().anyMatch(r -> sameResult(r, result))) {
       return;
     }
-    unrecordedResults.add(result);
-    checkpoint(c);
+    if (call.id() == null && resultsAfterLatestRound(c.messages()) + unrecordedResults.size() != index) {
+      return; // an earlier call of the round has no result yet: the memory adds this one in order
+    }
+    List<ToolExecutionResultMessage> results = new ArrayList<>(unrecordedResults);
+    results.add(result);
+    checkpoint(c, unrecordedRequests, results);
   }
 
   /**
@@ -357,25 +409,33 @@ public final class AgentRun implements AutoCloseable {
     memoryInUse = true;
     Conversation c = loadConversation();
     checkMemoryId(c, memoryId);
-    unrecordedRequests.removeIf(r -> requested(messages, r));
-    unrecordedResults.removeIf(r -> answered(messages, r));
-    checkpoint(new Conversation(String.valueOf(memoryId), List.copyOf(messages)));
+    List<ToolExecutionRequest> requests = new ArrayList<>();
+    List<ToolExecutionResultMessage> results = new ArrayList<>();
+    if (!messages.isEmpty()) { // a cleared memory leaves nothing to add to
+      unrecordedRequests.stream().filter(r -> !requested(messages, r)).forEach(requests::add);
+      unrecordedResults.stream().filter(r -> !answered(messages, r)).forEach(results::add);
+    }
+    checkpoint(new Conversation(String.valueOf(memoryId), List.copyOf(messages)), requests, results);
   }
 
   /**
    * Writes {@code memory} (what the chat memory holds) with the tool calls and results recorded
-   * beyond it as the item's checkpoint, and makes the fitted memory part the conversation.
+   * beyond it as the item's checkpoint; once written, makes the fitted memory part the
+   * conversation and those calls and results the ones recorded beyond it. Nothing changes when
+   * the write fails.
    */
-  private void checkpoint(Conversation memory) {
+  private void checkpoint(Conversation memory, List<ToolExecutionRequest> requests,
+      List<ToolExecutionResultMessage> results) {
     List<ChatMessage> all = new ArrayList<>(memory.messages());
-    if (!unrecordedRequests.isEmpty()) {
-      all.add(AiMessage.from(List.copyOf(unrecordedRequests)));
+    if (!requests.isEmpty()) {
+      all.add(AiMessage.from(List.copyOf(requests)));
     }
-    all.addAll(unrecordedResults);
+    all.addAll(results);
     int beyond = all.size() - memory.messages().size();
     if (all.equals(lastWritten)) {
       // a tool result recorded when it finished, now added to the memory as it was: written already
       conversation = memoryPart(memory.memoryId(), lastFitted, beyond);
+      setUnrecorded(requests, results);
       return;
     }
     ConversationCodec.Fitted fitted = ConversationCodec.fit(
@@ -396,8 +456,45 @@ public final class AgentRun implements AutoCloseable {
     lastWritten = all;
     lastFitted = fitted.conversation().messages();
     conversation = memoryPart(memory.memoryId(), lastFitted, beyond);
+    setUnrecorded(requests, results);
     agents.safely("checkpointed", () -> agents.listener().checkpointed(
         this, fitted.conversation().messages().size(), fitted.bytes().length));
+  }
+
+  private void setUnrecorded(List<ToolExecutionRequest> requests,
+      List<ToolExecutionResultMessage> results) {
+    if (requests != unrecordedRequests) {
+      unrecordedRequests.clear();
+      unrecordedRequests.addAll(requests);
+    }
+    if (results != unrecordedResults) {
+      unrecordedResults.clear();
+      unrecordedResults.addAll(results);
+    }
+  }
+
+  /** The calls of the latest tool-requesting response in {@code messages}, or none. */
+  private static List<ToolExecutionRequest> latestRound(List<ChatMessage> messages) {
+    for (int i = messages.size() - 1; i >= 0; i--) {
+      if (messages.get(i) instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
+        return ai.toolExecutionRequests();
+      }
+    }
+    return List.of();
+  }
+
+  /** How many tool results follow the latest tool-requesting response in {@code messages}. */
+  private static int resultsAfterLatestRound(List<ChatMessage> messages) {
+    int n = 0;
+    for (int i = messages.size() - 1; i >= 0; i--) {
+      if (messages.get(i) instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
+        return n;
+      }
+      if (messages.get(i) instanceof ToolExecutionResultMessage) {
+        n++;
+      }
+    }
+    return 0;
   }
 
   /**

@@ -57,7 +57,7 @@ final class LeasedStreamingChatModel implements StreamingChatModel {
       return;
     }
     try {
-      LeasedHandler leased = new LeasedHandler(run, handler);
+      LeasedHandler leased = new LeasedHandler(run, request, handler);
       // without options, the delegate's own chat(request, handler), which a model may override
       if (options == null || options.equals(ChatRequestOptions.EMPTY)) {
         delegate.chat(request, leased);
@@ -98,11 +98,13 @@ final class LeasedStreamingChatModel implements StreamingChatModel {
   /** Forwards one response's callbacks with the run bound; ends the stream once. */
   private final class LeasedHandler implements StreamingChatResponseHandler {
     private final AgentRun run;
+    private final ChatRequest request;
     private final StreamingChatResponseHandler delegate;
     private final AtomicBoolean ended = new AtomicBoolean();
 
-    LeasedHandler(AgentRun run, StreamingChatResponseHandler delegate) {
+    LeasedHandler(AgentRun run, ChatRequest request, StreamingChatResponseHandler delegate) {
       this.run = run;
+      this.request = request;
       this.delegate = delegate;
     }
 
@@ -197,6 +199,14 @@ final class LeasedStreamingChatModel implements StreamingChatModel {
     public void onCompleteToolCall(CompleteToolCall completeToolCall) {
       agents.within(run, () -> {
         if (partial(null)) {
+          // LangChain4j may start the tool now, before the response is complete and in the
+          // memory: the call is checkpointed first
+          try {
+            run.recordStart(completeToolCall.toolExecutionRequest(), request);
+          } catch (RuntimeException e) {
+            end(null, e);
+            return;
+          }
           delegate.onCompleteToolCall(completeToolCall);
         }
       });
