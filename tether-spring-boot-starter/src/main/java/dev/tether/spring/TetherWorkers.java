@@ -146,62 +146,71 @@ public final class TetherWorkers implements SmartLifecycle, AutoCloseable {
 
   @Override
   public void start() {
+    awaitStopped(); // a restart waits for the previous run's drain (its loops, its sweep)
     synchronized (lock) {
       if (running) {
         return;
       }
-      List<WorkLoop> loops = new ArrayList<>();
-      for (HandlerSpec spec : handlers) {
-        for (int i = 1; i <= spec.concurrency(); i++) {
-          loops.add(loop(spec, i));
+      try {
+        startLocked();
+      } catch (RuntimeException | Error e) {
+        // nothing of this start runs on: its mailboxes closed, the sweep stopped
+        mailboxes.forEach(JdbcMailbox::close);
+        mailboxes.clear();
+        if (sweep != null) {
+          sweep.stop();
         }
+        throw e;
       }
-      LoopGroup g = null;
-      if (!loops.isEmpty()) {
-        // built before anything starts: a refused setting leaves nothing running
-        LoopGroup.Builder b = LoopGroup.builder().loops(loops).handleSignals(false)
-            .shutdownTimeout(settings.shutdownTimeout()).drainTimeout(settings.drainTimeout())
-            .calibration(settings.calibration());
-        if (settings.watchdogThreshold() == null) {
-          b.noWatchdog();
-        } else {
-          b.watchdogThreshold(settings.watchdogThreshold()).watchdogInterval(settings.watchdogInterval());
-        }
-        if (settings.readinessThreshold() != null) {
-          b.readinessThreshold(settings.readinessThreshold());
-        }
-        if (settings.healthPort() != null) {
-          b.healthPort(settings.healthPort());
-        }
-        try {
-          g = b.build();
-        } catch (RuntimeException e) {
-          mailboxes.forEach(JdbcMailbox::close);
-          mailboxes.clear();
-          throw e;
-        }
-      }
-      if (sweep != null) {
-        sweep.start();
-      }
-      if (g != null) {
-        group = g;
-        LoopGroup run = g;
-        Thread t = new Thread(() -> {
-          try {
-            run.run();
-          } catch (RuntimeException e) {
-            LOG.error("Tether loop group failed to run; its loops are not working (readiness is DOWN)", e);
-          }
-        }, "tether-loop-group");
-        t.setDaemon(true);
-        runner = t;
-        t.start();
-      }
-      running = true;
-      LOG.info("Tether workers started: {} loops on {} for queues {}", loops.size(), store,
-          handlers.stream().map(HandlerSpec::queue).toList());
     }
+  }
+
+  private void startLocked() {
+    List<WorkLoop> loops = new ArrayList<>();
+    for (HandlerSpec spec : handlers) {
+      for (int i = 1; i <= spec.concurrency(); i++) {
+        loops.add(loop(spec, i));
+      }
+    }
+    LoopGroup g = null;
+    if (!loops.isEmpty()) {
+      // built before anything starts: a refused setting leaves nothing running
+      LoopGroup.Builder b = LoopGroup.builder().loops(loops).handleSignals(false)
+          .shutdownTimeout(settings.shutdownTimeout()).drainTimeout(settings.drainTimeout())
+          .calibration(settings.calibration());
+      if (settings.watchdogThreshold() == null) {
+        b.noWatchdog();
+      } else {
+        b.watchdogThreshold(settings.watchdogThreshold()).watchdogInterval(settings.watchdogInterval());
+      }
+      if (settings.readinessThreshold() != null) {
+        b.readinessThreshold(settings.readinessThreshold());
+      }
+      if (settings.healthPort() != null) {
+        b.healthPort(settings.healthPort());
+      }
+      g = b.build();
+    }
+    if (sweep != null) {
+      sweep.start();
+    }
+    if (g != null) {
+      group = g;
+      LoopGroup run = g;
+      Thread t = new Thread(() -> {
+        try {
+          run.run();
+        } catch (RuntimeException e) {
+          LOG.error("Tether loop group failed to run; its loops are not working (readiness is DOWN)", e);
+        }
+      }, "tether-loop-group");
+      t.setDaemon(true);
+      runner = t;
+      t.start();
+    }
+    running = true;
+    LOG.info("Tether workers started: {} loops on {} for queues {}", loops.size(), store,
+        handlers.stream().map(HandlerSpec::queue).toList());
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -225,14 +234,13 @@ public final class TetherWorkers implements SmartLifecycle, AutoCloseable {
   }
 
   /**
-   * Stops as {@link #stop(Runnable)} does and returns once stopped (loops, sweep).
+   * Stops as {@link #stop(Runnable)} does and returns once stopped (loops, sweep), or at the
+   * latest as {@link #close()} does.
    */
   @Override
   public void stop() {
-    Runnable drain = stopping();
-    if (drain != null) {
-      drain.run();
-    }
+    stop(() -> {});
+    awaitStopped();
   }
 
   /**
@@ -243,23 +251,23 @@ public final class TetherWorkers implements SmartLifecycle, AutoCloseable {
    */
   @Override
   public void stop(Runnable callback) {
-    Runnable drain = stopping();
-    if (drain == null) {
-      callback.run();
-      return;
-    }
-    Thread t = new Thread(() -> {
-      try {
-        drain.run();
-      } finally {
-        callback.run();
-      }
-    }, "tether-drain");
-    t.setDaemon(true);
     synchronized (lock) {
-      stopper = t;
+      Runnable drain = stopping();
+      if (drain != null) {
+        Thread t = new Thread(() -> {
+          try {
+            drain.run();
+          } finally {
+            callback.run();
+          }
+        }, "tether-drain");
+        t.setDaemon(true);
+        stopper = t; // published with running = false: a close() from now on waits for it
+        t.start();
+        return;
+      }
     }
-    t.start();
+    callback.run();
   }
 
   /**
@@ -272,21 +280,25 @@ public final class TetherWorkers implements SmartLifecycle, AutoCloseable {
   @Override
   public void close() {
     stop();
+  }
+
+  /** Waits for the last stop's drain, bounded as {@link #close()} says. */
+  private void awaitStopped() {
     Thread t;
     synchronized (lock) {
       t = stopper;
     }
-    if (t == null) {
+    if (t == null || t == Thread.currentThread()) {
       return;
     }
+    Duration bound = settings.shutdownTimeout().multipliedBy(2).plusSeconds(10);
     try {
-      t.join(settings.shutdownTimeout().multipliedBy(2).plusSeconds(10).toMillis());
+      t.join(bound.toMillis());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
     if (t.isAlive()) {
-      LOG.warn("Tether workers: still stopping after {}; closing anyway",
-          settings.shutdownTimeout().multipliedBy(2).plusSeconds(10));
+      LOG.warn("Tether workers: still stopping after {}; going on anyway", bound);
     } else {
       synchronized (lock) {
         if (stopper == t) {

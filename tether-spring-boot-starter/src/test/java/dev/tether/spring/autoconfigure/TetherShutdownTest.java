@@ -179,4 +179,28 @@ class TetherShutdownTest {
     assertThat(Thread.getAllStackTraces().keySet())
         .noneMatch(t -> t.isAlive() && t.getName().equals("tether-recovery-sweep"));
   }
+
+  @Test
+  void theWorkersStartAgainInTheSameContextOnceTheirDrainEnded() throws Exception {
+    // Spring stops waiting for the stop after 100 ms; the handler ignores the request until it
+    // is interrupted at 1 s: a start meanwhile waits for that drain (its loops, its sweep)
+    Path file = dir.resolve("restart.db");
+    runner(file)
+        .withConfiguration(AutoConfigurations.of(
+            org.springframework.boot.autoconfigure.context.LifecycleAutoConfiguration.class))
+        .withPropertyValues("tether.worker.shutdown-timeout=1s",
+            "spring.lifecycle.timeout-per-shutdown-phase=100ms")
+        .run(context -> {
+          Slow slow = context.getBean(Slow.class);
+          context.getBean(TetherQueues.class).send("slow", "600000");
+          assertThat(slow.started.await(30, TimeUnit.SECONDS)).isTrue();
+          TetherWorkers workers = context.getBean(TetherWorkers.class);
+          context.stop();
+          context.start();
+          assertThat(workers.isRunning()).isTrue();
+          org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
+              !workers.loops().isEmpty() && workers.loops().stream().allMatch(WorkLoop::isRunning));
+          assertThat(workers.sweep()).hasValueSatisfying(s -> assertThat(s.statistics().running()).isTrue());
+        });
+  }
 }
