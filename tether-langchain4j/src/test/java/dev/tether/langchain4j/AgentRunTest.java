@@ -59,6 +59,15 @@ class AgentRunTest {
     return agents.attach(AiServices.builder(Worker.class), model).tools(tools).build();
   }
 
+  /** An attached service with the tools and Tether's memory store. */
+  private Worker withMemory(TetherAgents agents, ScriptedChatModel model) {
+    return agents.attach(AiServices.builder(Worker.class), model)
+        .tools(tools)
+        .chatMemory(MessageWindowChatMemory.builder()
+            .maxMessages(100).chatMemoryStore(agents.memoryStore()).build())
+        .build();
+  }
+
   private Throwable run(TetherAgents agents, Worker worker) {
     try (AgentRun run = agents.bind(d.context)) {
       worker.work("task");
@@ -115,11 +124,7 @@ class AgentRunTest {
         .answer("done")
         .build();
     TetherAgents agents = TetherAgents.create();
-    Worker withMemory = agents.attach(AiServices.builder(Worker.class), model)
-        .tools(tools)
-        .chatMemory(MessageWindowChatMemory.builder()
-            .maxMessages(100).chatMemoryStore(agents.memoryStore()).build())
-        .build();
+    Worker withMemory = withMemory(agents, model);
 
     assertThat(run(agents, withMemory)).isInstanceOf(WorkStoppedException.class);
     assertThat(toolsRun).containsExactly("charge");
@@ -143,11 +148,7 @@ class AgentRunTest {
     tool("a", n -> {});
     ScriptedChatModel model = ScriptedChatModel.script().callTool("a", "{}").answer("done").build();
     TetherAgents agents = TetherAgents.create();
-    Worker withMemory = agents.attach(AiServices.builder(Worker.class), model)
-        .tools(tools)
-        .chatMemory(MessageWindowChatMemory.builder()
-            .maxMessages(100).chatMemoryStore(agents.memoryStore()).build())
-        .build();
+    Worker withMemory = withMemory(agents, model);
     try (AgentRun first = agents.bind(d.context)) {
       assertThat(first.answered()).isEmpty(); // nothing to resume
       assertThat(withMemory.work("task")).isEqualTo("done");

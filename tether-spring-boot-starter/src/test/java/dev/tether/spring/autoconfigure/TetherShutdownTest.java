@@ -78,6 +78,18 @@ class TetherShutdownTest {
         .withPropertyValues("tether.store.default-file=" + file, "tether.worker.wait-time=1s");
   }
 
+  /**
+   * Spring waits 100 ms for the workers' stop, the workers stop within 1 s: the drain outlives
+   * the phase.
+   */
+  private ApplicationContextRunner shortShutdownPhase(Path file) {
+    return runner(file)
+        .withConfiguration(AutoConfigurations.of(
+            org.springframework.boot.autoconfigure.context.LifecycleAutoConfiguration.class))
+        .withPropertyValues("tether.worker.shutdown-timeout=1s",
+            "spring.lifecycle.timeout-per-shutdown-phase=100ms");
+  }
+
   private static WorkItem item(Path file, String id) {
     try (TetherStore store = TetherStore.open(file.toString())) {
       return new QueueMonitor(store).item(Long.parseLong(id)).orElseThrow();
@@ -124,11 +136,7 @@ class TetherShutdownTest {
     // store, which must still be open then
     Path file = dir.resolve("phase.db");
     String[] id = new String[1];
-    runner(file)
-        .withConfiguration(AutoConfigurations.of(
-            org.springframework.boot.autoconfigure.context.LifecycleAutoConfiguration.class))
-        .withPropertyValues("tether.worker.shutdown-timeout=1s",
-            "spring.lifecycle.timeout-per-shutdown-phase=100ms")
+    shortShutdownPhase(file)
         .run(context -> {
           Slow slow = context.getBean(Slow.class);
           id[0] = context.getBean(TetherQueues.class).send("slow", "600000");
@@ -185,11 +193,7 @@ class TetherShutdownTest {
     // Spring stops waiting for the stop after 100 ms; the handler ignores the request until it
     // is interrupted at 1 s: a start meanwhile waits for that drain (its loops, its sweep)
     Path file = dir.resolve("restart.db");
-    runner(file)
-        .withConfiguration(AutoConfigurations.of(
-            org.springframework.boot.autoconfigure.context.LifecycleAutoConfiguration.class))
-        .withPropertyValues("tether.worker.shutdown-timeout=1s",
-            "spring.lifecycle.timeout-per-shutdown-phase=100ms")
+    shortShutdownPhase(file)
         .run(context -> {
           Slow slow = context.getBean(Slow.class);
           context.getBean(TetherQueues.class).send("slow", "600000");
