@@ -35,6 +35,10 @@ import org.slf4j.LoggerFactory;
  *             spent (its requester then gets an error reply);
  *         <li>on {@link WorkStoppedException} for a lost lease or a cancellation, leave the message
  *             to its new owner (or to nobody); for shutdown, hand it back at once, not charged;
+ *         <li>on a failure that is, or was caused by, a {@link
+ *             dev.tether.mailbox.MailboxConnectionException} (the store could not be reached: a
+ *             checkpoint during a database restart or failover), hand it back, not charged, with
+ *             its latest checkpoint: the store failed, not the work;
  *       </ul>
  *       and beat.
  * </ol>
@@ -324,13 +328,16 @@ public final class MainLoop<T, R> implements WorkLoop {
   }
 
   private void handBack(List<Message<T, R>> messages) {
+    handBack(messages, shutdownRequested ? "shutting down" : "draining");
+  }
+
+  private void handBack(List<Message<T, R>> messages, String why) {
     for (Message<T, R> message : messages) {
       try {
         message.handBack();
         safely(() -> listener.handedBack(message));
         log.info("MainLoop '{}': {}, handed message {} back (attempt {} of {} not charged)",
-            name, shutdownRequested ? "shutting down" : "draining", message.id(),
-            message.attempt(), message.maxAttempts());
+            name, why, message.id(), message.attempt(), message.maxAttempts());
       } catch (MailboxException e) {
         log.warn(
             "MainLoop '{}': could not hand message {} back ({}); it becomes visible when its"
@@ -340,6 +347,21 @@ public final class MainLoop<T, R> implements WorkLoop {
             e.getMessage());
       }
     }
+  }
+
+  /** Whether {@code failure} is, or was caused by, the store being unreachable. */
+  private static boolean storeUnreachable(Throwable failure) {
+    return storeFailure(failure) != null;
+  }
+
+  private static Throwable storeFailure(Throwable failure) {
+    Throwable t = failure;
+    for (int depth = 0; t != null && depth < 20; depth++, t = t.getCause()) {
+      if (t instanceof dev.tether.mailbox.MailboxConnectionException) {
+        return t;
+      }
+    }
+    return null;
   }
 
   private void handle(Message<T, R> message, long receivedAt) {
@@ -436,6 +458,15 @@ public final class MainLoop<T, R> implements WorkLoop {
         && isInterruption(failure)) {
       // stopped by the shutdown (the group's deadline interrupts what ignores the request)
       handBack(List.of(message));
+      return;
+    }
+    if (failure != null && !leaseLost && !cancelled && storeUnreachable(failure)) {
+      // the store, not the work, failed (a checkpoint during a database restart or failover):
+      // the attempt is not charged, and the next delivery resumes from the last checkpoint
+      log.warn("MainLoop '{}': message {} stopped because the store could not be reached ({});"
+          + " handing it back, not charged", name, message.id(), firstLine(String.valueOf(
+              storeFailure(failure).getMessage())));
+      handBack(List.of(message), "the store was unreachable");
       return;
     }
     if (failure == null) {
@@ -683,7 +714,8 @@ public final class MainLoop<T, R> implements WorkLoop {
     default void cancelled(Message<?, ?> message) {}
 
     /**
-     * A message was handed back without charging its attempt (the loop is shutting down).
+     * A message was handed back without charging its attempt (the loop is shutting down, or its
+     * handler stopped because the store could not be reached).
      *
      * @param message the message
      */

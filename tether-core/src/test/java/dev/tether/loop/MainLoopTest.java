@@ -602,6 +602,31 @@ class MainLoopTest {
   }
 
   @Test
+  void aHandlerStoppedByAnUnreachableStoreHasItsMessageHandedBackUncharged() {
+    InMemoryMailbox<String, String> jobs = InMemoryMailbox.<String, String>builder("jobs")
+        .clock(clock).maxAttempts(1).build();
+    jobs.send("long job");
+    MainLoop.builder("w1", jobs, (String body, WorkContext ctx) -> {
+      ctx.checkpoint("step 3");
+      // the next checkpoint meets a database restart; the handler wraps what it got
+      throw new IllegalStateException("render failed", new dev.tether.mailbox.MailboxConnectionException(
+          "checkpoint failed: cannot reach the database"));
+    }).config(config).ticker(ticker).listener(events).build().run(1);
+
+    List<String> seen = new CopyOnWriteArrayList<>();
+    MainLoop.builder("w2", jobs, (String body, WorkContext ctx) -> {
+      seen.add("attempt " + ctx.attempt() + " of " + ctx.maxAttempts() + ", from "
+          + ctx.lastCheckpointAsString().orElse("the start"));
+      return "done";
+    }).config(config).ticker(ticker).build().run(1);
+
+    assertThat(seen).containsExactly("attempt 1 of 1, from step 3");
+    assertThat(jobs.deadLetters()).isEmpty();
+    assertThat(events.log).containsExactly("received", "handedBack");
+    jobs.close();
+  }
+
+  @Test
   void aRequestDeadLetteredByTheLoopIsAnsweredWithAnErrorReply() {
     InMemoryMailbox<String, String> jobs = InMemoryMailbox.<String, String>builder("jobs")
         .clock(clock).maxAttempts(1).build();

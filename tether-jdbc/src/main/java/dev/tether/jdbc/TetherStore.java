@@ -215,7 +215,16 @@ public final class TetherStore implements AutoCloseable {
         }
       }
     } catch (SQLException e) {
-      throw StoreErrors.translateBeforeDetection("opening the caller's data source", e);
+      TetherStoreException translated =
+          StoreErrors.translateBeforeDetection("opening the caller's data source", e);
+      if (translated instanceof StoreUnavailableException) {
+        // nothing was written yet: the advice is where the data source points, not a retry
+        throw new StoreUnavailableException("cannot open the Tether store on the caller's data"
+            + " source " + dataSource.getClass().getName() + ": " + e.getMessage() + " (SQLState "
+            + e.getSQLState() + "); check that the database is running and the data source's URL"
+            + " is right", e);
+      }
+      throw translated;
     }
     return init(dataSource, null, engine, config, "caller DataSource " + dataSource.getClass().getName());
   }

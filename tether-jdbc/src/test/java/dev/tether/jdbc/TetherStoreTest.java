@@ -113,4 +113,18 @@ class TetherStoreTest {
     assertThatThrownBy(() -> new AcquireRequest("q", Duration.ofHours(13), 1, null, null))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseDuration");
   }
+
+  @Test
+  void aDataSourceThatCannotReachItsDatabaseFailsTheOpenSayingWhereToLook() {
+    org.postgresql.ds.PGSimpleDataSource unreachable = new org.postgresql.ds.PGSimpleDataSource();
+    unreachable.setServerNames(new String[] {"127.0.0.1"});
+    unreachable.setPortNumbers(new int[] {1}); // nothing listens there
+    unreachable.setDatabaseName("test");
+    unreachable.setUser("postgres");
+    assertThatThrownBy(() -> TetherStore.open(unreachable))
+        .isInstanceOf(StoreUnavailableException.class)
+        .hasMessageStartingWith("cannot open the Tether store on the caller's data source")
+        .hasMessageContaining("check that the database is running")
+        .hasMessageNotContaining("retry with backoff");
+  }
 }

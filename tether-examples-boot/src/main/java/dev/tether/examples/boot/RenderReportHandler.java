@@ -51,6 +51,12 @@ public class RenderReportHandler implements TetherHandler<RenderReport, Rendered
       }
       context.checkpoint(Integer.toString(page)); // refused once the lease is lost or cancelled
       context.beat();
+      if (context.isShutdownRequested() && page < request.pages()) {
+        // the application is stopping (after tether.worker.drain-timeout): hand the report back
+        // now, uncharged; the next worker resumes after this page
+        throw new WorkStoppedException(WorkStoppedException.Reason.SHUTDOWN, "report "
+            + request.reportId() + " handed back after page " + page + ": the application is stopping");
+      }
     }
     jdbc.update("UPDATE reports SET status = 'rendered' WHERE id = ?", request.reportId());
     return new RenderedReport(request.reportId(), request.pages());
