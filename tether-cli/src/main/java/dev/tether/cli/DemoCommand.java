@@ -132,8 +132,8 @@ final class DemoCommand implements Callable<Integer> {
       // one process owns the demo's store: it exports the store's gauges too
       Dashboard dashboard = new Dashboard(store, token, worker, metrics, true);
       worker.start(new Worker.Health("127.0.0.1", port, dashboard.routes()), false);
-      worker.healthAddress().ifPresent(a -> say("dashboard: " + bold("http://127.0.0.1:" + a.getPort() + "/")
-          + " (live while the demo runs; token for requeue/cancel: " + token + ")"));
+      worker.healthAddress().ifPresent(a -> say("dashboard: " + bold("http://127.0.0.1:" + a.getPort()
+          + "/#token=" + token) + " (live while the demo runs; the link gives the page its token)"));
       long deadline = System.nanoTime() + timeout.toNanos();
       boolean finished = false;
       while (System.nanoTime() < deadline) {

@@ -57,8 +57,8 @@ final class ServeCommand implements Callable<Integer> {
       Runtime.getRuntime().addShutdownHook(hook);
       try {
         out.println("dashboard: http://" + host + ":" + server.address().getPort() + "/");
-        if (System.getenv("TETHER_TOKEN") == null) {
-          out.println("token for requeue/cancel: " + token);
+        if (!Dashboard.tokenFromEnv()) {
+          out.println(Dashboard.tokenLine("http://" + host + ":" + server.address().getPort() + "/", token));
         }
         out.flush();
         signals.awaitStop();

@@ -133,8 +133,8 @@ final class WorkerCommand implements Callable<Integer> {
       worker.healthAddress().ifPresent(a -> {
         out.println("dashboard: http://" + host + ":" + a.getPort() + "/  (health: /health/live,"
             + " /health/ready; metrics: /metrics)");
-        if (System.getenv("TETHER_TOKEN") == null) {
-          out.println("token for requeue/cancel: " + token);
+        if (!Dashboard.tokenFromEnv()) {
+          out.println(Dashboard.tokenLine("http://" + host + ":" + a.getPort() + "/", token));
         }
       });
       out.flush();

@@ -142,7 +142,14 @@ class DashboardBrowserIT {
     port = worker.healthAddress().orElseThrow().getPort();
 
     driver = chromium();
+    // without the token the page shows nothing of the store
     driver.get("http://127.0.0.1:" + port + "/");
+    await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+        .until(() -> driver.findElement(By.id("updated")).getText(), t -> t.contains("enter the token printed at start"));
+    assertThat(driver.findElements(By.cssSelector("#inflight tr[data-id]"))).isEmpty();
+    // the link a worker prints gives the page its token, which then leaves the address bar
+    driver.get("http://127.0.0.1:" + port + "/#token=" + TOKEN);
+    await().atMost(Duration.ofSeconds(5)).until(() -> !driver.getCurrentUrl().contains("token"));
 
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
         .until(() -> !driver.findElements(By.cssSelector("#inflight tr[data-id='" + chatty + "']")).isEmpty());
@@ -171,9 +178,11 @@ class DashboardBrowserIT {
 
     // requeue without a token is refused (401), with a wrong one too (403)
     WebElement message = driver.findElement(By.id("message"));
+    WebElement token = driver.findElement(By.id("token"));
+    token.clear();
+    token.sendKeys(Keys.TAB);
     click("#failed button.requeue[data-id='" + failed + "']");
     await().atMost(Duration.ofSeconds(5)).until(() -> message.getText().contains("401"));
-    WebElement token = driver.findElement(By.id("token"));
     token.sendKeys("not-the-token", Keys.TAB);
     click("#failed button.requeue[data-id='" + failed + "']");
     await().atMost(Duration.ofSeconds(5)).until(() -> message.getText().contains("403"));
@@ -194,8 +203,9 @@ class DashboardBrowserIT {
     List<LogEntry> severe =
         driver.manage().logs().get(LogType.BROWSER).getAll().stream()
             .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
-            // the refused requeues are expected 401/403 responses, logged by Chromium as failed loads
-            .filter(e -> !e.getMessage().matches(".*/api/requeue\\?id=\\d+ - Failed to load resource: the server responded with a status of 40[13].*"))
+            // the refused reads and requeues are expected 401/403 responses, logged by Chromium as
+            // failed loads
+            .filter(e -> !e.getMessage().matches(".*/api/(requeue|state|throughput|item)[^ ]* - Failed to load resource: the server responded with a status of 40[13].*"))
             .collect(Collectors.toList());
     assertThat(severe).as("browser console errors: %s",
         severe.stream().map(LogEntry::getMessage).collect(Collectors.joining("\n"))).isEmpty();
@@ -237,7 +247,7 @@ class DashboardBrowserIT {
     assertThat(lm.find(badErr).orElseThrow().status().dbValue()).isEqualTo("failed");
 
     driver = chromium();
-    driver.get("http://127.0.0.1:" + port + "/");
+    driver.get("http://127.0.0.1:" + port + "/#token=" + TOKEN);
     org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
         .until(() -> !driver.findElements(By.cssSelector("#items tr[data-id='" + badErr + "']")).isEmpty());
@@ -300,7 +310,7 @@ class DashboardBrowserIT {
     port = worker.healthAddress().orElseThrow().getPort();
 
     driver = chromium();
-    driver.get("http://127.0.0.1:" + port + "/");
+    driver.get("http://127.0.0.1:" + port + "/#token=" + TOKEN);
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
         .until(() -> !driver.findElements(By.cssSelector("#failed tr[data-id='" + hung + "']")).isEmpty());
     click("#failed tr[data-id='" + hung + "'] a.id");
@@ -353,7 +363,7 @@ class DashboardBrowserIT {
     org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
 
     // a deep link loaded fresh opens the item: ?item=ID, then #item=ID
-    driver.get(base + "?item=" + needle);
+    driver.get(base + "?item=" + needle + "#token=" + TOKEN);
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
         .until(() -> driver.findElement(By.id("item")).isDisplayed() && itemText("item-id").equals("#" + needle));
     assertThat(driver.findElement(By.id("item-fields")).getText()).contains("echo needle-42").contains("special");
@@ -454,7 +464,7 @@ class DashboardBrowserIT {
     port = worker.healthAddress().orElseThrow().getPort();
     driver = chromium();
     org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
-    driver.get("http://127.0.0.1:" + port + "/");
+    driver.get("http://127.0.0.1:" + port + "/#token=" + TOKEN);
 
     // counts stop at the cap: 1,000+ in every column past it
     await().atMost(Duration.ofSeconds(30)).ignoreExceptions()

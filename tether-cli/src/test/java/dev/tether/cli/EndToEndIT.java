@@ -202,11 +202,23 @@ class EndToEndIT {
   }
 
   private static String httpGet(String url) throws Exception {
+    return httpGet(url, null);
+  }
+
+  private static String httpGet(String url, String token) throws Exception {
     java.net.http.HttpClient c = java.net.http.HttpClient.newHttpClient();
-    java.net.http.HttpResponse<String> r =
-        c.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).build(),
-            java.net.http.HttpResponse.BodyHandlers.ofString());
+    java.net.http.HttpRequest.Builder b = java.net.http.HttpRequest.newBuilder(java.net.URI.create(url));
+    if (token != null) {
+      b.header("X-Tether-Token", token);
+    }
+    java.net.http.HttpResponse<String> r = c.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
     return r.statusCode() + " " + r.body();
+  }
+
+  /** The random dashboard token a process printed, or null. */
+  private static String tokenFrom(JarRunner.Proc p) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("dashboard token: ([0-9a-f]{32})").matcher(p.out());
+    return m.find() ? m.group(1) : null;
   }
 
   private static int portFrom(JarRunner.Proc p) {
@@ -235,7 +247,12 @@ class EndToEndIT {
           .contains("tether_loop_heartbeat_age_seconds{loop=\"w1\"}");
       assertThat(metrics).containsPattern("tether_lease_extensions_total\\{queue=\"default\",type=\"none\"} [1-9]");
       assertThat(httpGet(base + "/")).startsWith("200").contains("Tether dashboard");
-      assertThat(w.out()).containsPattern("token for requeue/cancel: [0-9a-f]{32}");
+      java.util.regex.Matcher token = java.util.regex.Pattern.compile(
+          "dashboard token: ([0-9a-f]{32}) \\(reads, requeue and cancel need it; or open "
+              + java.util.regex.Pattern.quote(base) + "/#token=\\1;").matcher(w.out());
+      assertThat(token.find()).as(w.out()).isTrue();
+      assertThat(httpGet(base + "/api/state")).startsWith("401");
+      assertThat(httpGet(base + "/api/state", token.group(1))).startsWith("200");
     } finally {
       JarRunner.term(w);
       w.waitFor(20);
@@ -249,7 +266,8 @@ class EndToEndIT {
     JarRunner.Proc s = t.start("serve", "--port", "0");
     try {
       await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(s) > 0);
-      String state = httpGet("http://127.0.0.1:" + portFrom(s) + "/api/state");
+      await().atMost(Duration.ofSeconds(30)).until(() -> tokenFrom(s) != null);
+      String state = httpGet("http://127.0.0.1:" + portFrom(s) + "/api/state", tokenFrom(s));
       assertThat(state).startsWith("200").contains("\"pending\":{\"n\":1,").contains("\"queue\":\"q1\"");
     } finally {
       JarRunner.term(s);

@@ -52,7 +52,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>{@code GET /}: the page; it polls {@code api/state} every second, {@code api/throughput}
- *       every 15 s, and opens {@code #item=ID} (or {@code ?item=ID}) when loaded;
+ *       every 15 s, and opens {@code #item=ID} (or {@code ?item=ID}) when loaded; a link ending
+ *       in {@code #token=T} gives it the token (kept in the tab's session storage, and taken out
+ *       of the address bar at once). It may not be framed;
  *   <li>{@code GET api/state?queue=&status=&q=&before=&limit=}: counts capped at {@link
  *       Builder#countCap} (per queue and status, from the indexes), the in-flight, failed and
  *       scheduled/retrying items (a few each), the fleet ({@link WorkerRegistry}), and one keyset
@@ -66,6 +68,10 @@ import org.slf4j.LoggerFactory;
  *       {@code X-Tether-Token} header (or {@code Authorization: Bearer}); none gives 401, a wrong one
  *       403 (compared in constant time); without a configured token they are refused with 403.
  * </ul>
+ *
+ * <p>With a token configured, every {@code api/} read needs it as well (items hold commands,
+ * their environment, output and errors); without one, reads are open to whoever reaches the
+ * server, so bind it to a loopback address.
  *
  * <p>Every poll's store work is bounded by what it returns, never by the store's size: 8 short
  * indexed statements on one connection ({@link OverviewQueries#overview}; measured figures on a
@@ -175,7 +181,8 @@ public final class TetherDashboard implements HttpHandler {
     }
 
     /**
-     * Sets the token requeue and cancel need (none: they are refused).
+     * Sets the token that requeue and cancel need, and every {@code api/} read (none: requeue
+     * and cancel are refused, and reads are open).
      *
      * @param token the token, or null
      * @return this builder
@@ -324,7 +331,9 @@ public final class TetherDashboard implements HttpHandler {
         }
         ex.getResponseHeaders().set("Content-Security-Policy",
             "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline';"
-                + " connect-src 'self'; img-src 'self' data:");
+                + " connect-src 'self'; img-src 'self' data:; frame-ancestors 'none';"
+                + " base-uri 'none'; form-action 'none'");
+        ex.getResponseHeaders().set("X-Frame-Options", "DENY");
         send(ex, 200, "text/html; charset=utf-8", page);
         return;
       case "favicon.ico":
@@ -344,6 +353,10 @@ public final class TetherDashboard implements HttpHandler {
     if (!read) {
       ex.getResponseHeaders().set("Allow", "GET, HEAD");
       sendJson(ex, 405, error(rel + " needs GET"));
+      return;
+    }
+    // items hold commands, their environment and output: with a token, reading needs it too
+    if (token != null && !tokenGiven(ex, rel)) {
       return;
     }
     Map<String, String> q = query(ex);
@@ -563,6 +576,29 @@ public final class TetherDashboard implements HttpHandler {
     sendJson(ex, 200, view.detail(w.get(), overview.now()));
   }
 
+  /**
+   * Whether the request carries the configured token (in {@code X-Tether-Token} or {@code
+   * Authorization: Bearer}); if not, answers 401 (none given) or 403 (a wrong one, compared in
+   * constant time) and returns false. Only with a token configured.
+   */
+  private boolean tokenGiven(HttpExchange ex, String what) throws IOException {
+    String given = ex.getRequestHeaders().getFirst("X-Tether-Token");
+    String auth = ex.getRequestHeaders().getFirst("Authorization");
+    if (given == null && auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      given = auth.substring(7).strip();
+    }
+    if (given == null || given.isEmpty()) {
+      sendJson(ex, 401, error(what + " needs the token (X-Tether-Token header)"));
+      return false;
+    }
+    if (!MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8))) {
+      log.warn("Dashboard: {} refused, wrong token from {}", what, ex.getRemoteAddress());
+      sendJson(ex, 403, error("wrong token"));
+      return false;
+    }
+    return true;
+  }
+
   private void mutate(HttpExchange ex, String action) throws IOException {
     if (!ex.getRequestMethod().equals("POST")) {
       ex.getResponseHeaders().set("Allow", "POST");
@@ -573,18 +609,7 @@ public final class TetherDashboard implements HttpHandler {
       sendJson(ex, 403, error(action + " is disabled: this dashboard has no token configured"));
       return;
     }
-    String given = ex.getRequestHeaders().getFirst("X-Tether-Token");
-    String auth = ex.getRequestHeaders().getFirst("Authorization");
-    if (given == null && auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
-      given = auth.substring(7).strip();
-    }
-    if (given == null || given.isEmpty()) {
-      sendJson(ex, 401, error("this action needs the token (X-Tether-Token header)"));
-      return;
-    }
-    if (!MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8))) {
-      log.warn("Dashboard: {} refused, wrong token from {}", action, ex.getRemoteAddress());
-      sendJson(ex, 403, error("wrong token"));
+    if (!tokenGiven(ex, action)) {
       return;
     }
     String idText = blankToNull(query(ex).get("id"));

@@ -73,7 +73,15 @@ abstract class DashboardApiContract {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(base + path)).build(), HttpResponse.BodyHandlers.ofString());
+    return get(path, "s3cret");
+  }
+
+  private HttpResponse<String> get(String path, String token) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path));
+    if (token != null) {
+      b.header("X-Tether-Token", token);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private JsonNode json(String path) throws Exception {
@@ -288,5 +296,25 @@ abstract class DashboardApiContract {
     assertThat(r.statusCode()).isEqualTo(403);
     assertThat(r.body()).contains("no token configured");
     assertThat(leases.find(id).orElseThrow().status().dbValue()).isEqualTo("failed");
+  }
+
+  @Test
+  void withATokenEveryReadNeedsItAndThePageMayNotBeFramed() throws Exception {
+    long id = enqueue("secrets", 1, "curl -H 'Authorization: hunter2'").get(0);
+    for (String path : List.of("api/state", "api/item?id=" + id, "api/workers", "api/throughput")) {
+      assertThat(get(path, null).statusCode()).as(path).isEqualTo(401);
+      assertThat(get(path, null).body()).as(path).doesNotContain("hunter2");
+      assertThat(get(path, "wrong").statusCode()).as(path).isEqualTo(403);
+      assertThat(get(path, "s3cret").statusCode()).as(path).isEqualTo(200);
+    }
+    HttpResponse<String> bearer = http.send(HttpRequest.newBuilder(URI.create(base + "api/item?id=" + id))
+        .header("Authorization", "Bearer s3cret").build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(bearer.statusCode()).isEqualTo(200);
+    assertThat(bearer.body()).contains("hunter2");
+    HttpResponse<String> page = get("", null); // the page itself holds no data
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.headers().firstValue("X-Frame-Options")).contains("DENY");
+    assertThat(page.headers().firstValue("Content-Security-Policy")).hasValueSatisfying(
+        csp -> assertThat(csp).contains("frame-ancestors 'none'"));
   }
 }

@@ -141,13 +141,36 @@ public final class Dashboard {
    * @return the token
    */
   public static String tokenFromEnvOrRandom() {
-    String t = System.getenv("TETHER_TOKEN");
-    if (t != null && !t.isBlank()) {
-      return t.strip();
+    if (tokenFromEnv()) {
+      return System.getenv("TETHER_TOKEN").strip();
     }
     byte[] b = new byte[16];
     new SecureRandom().nextBytes(b);
     return HexFormat.of().formatHex(b);
+  }
+
+  /**
+   * Whether {@code TETHER_TOKEN} gives the token (set and not blank); otherwise the process makes a
+   * random one, which it prints.
+   *
+   * @return true when the token comes from the environment
+   */
+  public static boolean tokenFromEnv() {
+    String t = System.getenv("TETHER_TOKEN");
+    return t != null && !t.isBlank();
+  }
+
+  /**
+   * The line that says a random token: the token, and the dashboard's address with it, which
+   * opens the page with the token given.
+   *
+   * @param base the dashboard's address, ending with {@code /}
+   * @param token the token
+   * @return the line
+   */
+  public static String tokenLine(String base, String token) {
+    return "dashboard token: " + token + " (reads, requeue and cancel need it; or open " + base
+        + "#token=" + token + "; set TETHER_TOKEN to choose it)";
   }
 
   /**

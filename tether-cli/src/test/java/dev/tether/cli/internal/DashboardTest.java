@@ -63,7 +63,8 @@ class DashboardTest {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(base + path)).build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("X-Tether-Token", "s3cret").build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private HttpResponse<String> post(String path, String token) throws Exception {

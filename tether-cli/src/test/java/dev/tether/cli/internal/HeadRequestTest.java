@@ -49,6 +49,7 @@ class HeadRequestTest {
         for (String path : List.of("/metrics", "/", "/api/state")) {
           HttpResponse<String> r = http.send(HttpRequest.newBuilder(
                   URI.create("http://127.0.0.1:" + server.address().getPort() + path))
+              .header("X-Tether-Token", "s3cret")
               .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
               HttpResponse.BodyHandlers.ofString());
           assertThat(r.statusCode()).as(path).isEqualTo(200);
