@@ -36,9 +36,11 @@ import org.slf4j.LoggerFactory;
  *         <li>on {@link WorkStoppedException} for a lost lease or a cancellation, leave the message
  *             to its new owner (or to nobody); for shutdown, hand it back at once, not charged;
  *         <li>on a failure that is, or was caused by, a {@link
- *             dev.tether.mailbox.MailboxConnectionException} (the store could not be reached: a
- *             checkpoint during a database restart or failover), hand it back, not charged, with
- *             its latest checkpoint: the store failed, not the work;
+ *             dev.tether.mailbox.MailboxConnectionException} while the loop's own mailbox reports
+ *             its store unavailable ({@link Mailbox#isAvailable()}: a checkpoint during a database
+ *             restart or failover), hand it back, not charged, with its latest checkpoint: the
+ *             store failed, not the work (at most while fewer than 10 of the message's deliveries
+ *             went uncharged; then it is charged as any failure);
  *       </ul>
  *       and beat.
  * </ol>
@@ -349,6 +351,12 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
   }
 
+  /**
+   * The most deliveries of one message that are not charged (hand-backs) after which a handler
+   * stopped by an unreachable store is charged as any failure.
+   */
+  static final int MAX_UNCHARGED_DELIVERIES = 10;
+
   /** Whether {@code failure} is, or was caused by, the store being unreachable. */
   private static boolean storeUnreachable(Throwable failure) {
     return storeFailure(failure) != null;
@@ -460,9 +468,13 @@ public final class MainLoop<T, R> implements WorkLoop {
       handBack(List.of(message));
       return;
     }
-    if (failure != null && !leaseLost && !cancelled && storeUnreachable(failure)) {
-      // the store, not the work, failed (a checkpoint during a database restart or failover):
-      // the attempt is not charged, and the next delivery resumes from the last checkpoint
+    if (failure != null && !leaseLost && !cancelled && storeUnreachable(failure)
+        && !requests.isAvailable()
+        && message.deliveryCount() - message.attempt() < MAX_UNCHARGED_DELIVERIES) {
+      // the store, not the work, failed (a checkpoint during a database restart or failover;
+      // the mailbox's store saw it too, so it was not another store the handler writes to): the
+      // attempt is not charged, and the next delivery resumes from the last checkpoint. Bounded,
+      // so that a handler that meets it every time still reaches its budget
       log.warn("MainLoop '{}': message {} stopped because the store could not be reached ({});"
           + " handing it back, not charged", name, message.id(), firstLine(String.valueOf(
               storeFailure(failure).getMessage())));

@@ -601,18 +601,41 @@ class MainLoopTest {
     jobs.close();
   }
 
-  @Test
-  void aHandlerStoppedByAnUnreachableStoreHasItsMessageHandedBackUncharged() {
-    InMemoryMailbox<String, String> jobs = InMemoryMailbox.<String, String>builder("jobs")
-        .clock(clock).maxAttempts(1).build();
-    jobs.send("long job");
-    MainLoop.builder("w1", jobs, (String body, WorkContext ctx) -> {
+  /** Jobs whose store is reported unavailable while {@code down} is set. */
+  private static final class FlakyStore extends dev.tether.mailbox.ForwardingMailbox<String, String> {
+    final java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean();
+
+    FlakyStore(dev.tether.mailbox.Mailbox<String, String> jobs) {
+      super("jobs", jobs);
+    }
+
+    @Override
+    public boolean isAvailable() {
+      return !down.get();
+    }
+  }
+
+  /** A handler that checkpoints, then meets an unreachable store (which the mailbox sees too). */
+  private static Handler<String, String> stoppedByTheStore(FlakyStore store, boolean storeSeesIt) {
+    return (String body, WorkContext ctx) -> {
       ctx.checkpoint("step 3");
+      store.down.set(storeSeesIt);
       // the next checkpoint meets a database restart; the handler wraps what it got
       throw new IllegalStateException("render failed", new dev.tether.mailbox.MailboxConnectionException(
           "checkpoint failed: cannot reach the database"));
-    }).config(config).ticker(ticker).listener(events).build().run(1);
+    };
+  }
 
+  @Test
+  void aHandlerStoppedByAnUnreachableStoreHasItsMessageHandedBackUncharged() {
+    InMemoryMailbox<String, String> inner = InMemoryMailbox.<String, String>builder("jobs")
+        .clock(clock).maxAttempts(1).build();
+    FlakyStore jobs = new FlakyStore(inner);
+    jobs.send("long job");
+    MainLoop.builder("w1", jobs, stoppedByTheStore(jobs, true)).config(config).ticker(ticker)
+        .listener(events).build().run(1);
+
+    jobs.down.set(false);
     List<String> seen = new CopyOnWriteArrayList<>();
     MainLoop.builder("w2", jobs, (String body, WorkContext ctx) -> {
       seen.add("attempt " + ctx.attempt() + " of " + ctx.maxAttempts() + ", from "
@@ -621,9 +644,35 @@ class MainLoopTest {
     }).config(config).ticker(ticker).build().run(1);
 
     assertThat(seen).containsExactly("attempt 1 of 1, from step 3");
-    assertThat(jobs.deadLetters()).isEmpty();
+    assertThat(inner.deadLetters()).isEmpty();
     assertThat(events.log).containsExactly("received", "handedBack");
-    jobs.close();
+    inner.close();
+  }
+
+  @Test
+  void aHandlerThatMeetsAnUnreachableStoreEveryTimeOrAnotherStoreIsCharged() {
+    // another store the handler writes to: its own store works, so the attempt is charged
+    InMemoryMailbox<String, String> inner = InMemoryMailbox.<String, String>builder("jobs")
+        .clock(clock).maxAttempts(1).build();
+    FlakyStore jobs = new FlakyStore(inner);
+    jobs.send("job");
+    MainLoop.builder("w1", jobs, stoppedByTheStore(jobs, false)).config(config).ticker(ticker)
+        .listener(events).build().run(1);
+    assertThat(inner.deadLetters()).hasSize(1);
+
+    // its own store, every time: uncharged only for a bounded number of deliveries
+    InMemoryMailbox<String, String> inner2 = InMemoryMailbox.<String, String>builder("jobs")
+        .clock(clock).maxAttempts(2).build();
+    FlakyStore jobs2 = new FlakyStore(inner2);
+    jobs2.send("poison");
+    for (int i = 0; i < 3 * MainLoop.MAX_UNCHARGED_DELIVERIES && inner2.deadLetters().isEmpty(); i++) {
+      clock.advance(Duration.ofMinutes(10)); // past any retry delay
+      MainLoop.builder("w2", jobs2, stoppedByTheStore(jobs2, true)).config(config).ticker(ticker)
+          .build().run(1);
+    }
+    assertThat(inner2.deadLetters()).hasSize(1);
+    inner.close();
+    inner2.close();
   }
 
   @Test
