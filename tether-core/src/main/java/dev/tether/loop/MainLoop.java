@@ -305,6 +305,9 @@ public final class MainLoop<T, R> implements WorkLoop {
     }
   }
 
+  /** How often a loop pausing after a failed receive beats. */
+  private static final long PAUSE_BEAT_NANOS = Duration.ofSeconds(1).toNanos();
+
   static Duration receiveBackoff(int failures) {
     int doublings = Math.min(Math.max(0, failures - 1), 10);
     Duration d = RECEIVE_FAILURE_BACKOFF.multipliedBy(1L << doublings);
@@ -313,9 +316,15 @@ public final class MainLoop<T, R> implements WorkLoop {
 
   private void pauseAfterFailure(Duration delay) {
     long end = ticker.read() + delay.toNanos();
+    long beatAt = ticker.read();
     synchronized (phaseLock) {
       long left;
       while (!draining && (left = end - ticker.read()) > 0) {
+        if (ticker.read() - beatAt >= PAUSE_BEAT_NANOS) {
+          // waiting out a store outage is not a stall: a watchdog must not end the process
+          heartbeat.beat();
+          beatAt = ticker.read();
+        }
         try {
           // re-check the ticker at least every 50 ms (a settable ticker moves without notifying)
           phaseLock.wait(Math.min(50, Math.max(1, left / 1_000_000)));

@@ -676,6 +676,36 @@ class MainLoopTest {
   }
 
   @Test
+  void aLoopWaitingOutAStoreOutageKeepsBeating() throws Exception {
+    // the backoff after failed receives grows to 30 s; a watchdog must not take it for a stall
+    InMemoryMailbox<String, String> inner = InMemoryMailbox.<String, String>builder("jobs").clock(clock).build();
+    AtomicInteger receives = new AtomicInteger();
+    dev.tether.mailbox.Mailbox<String, String> down = new dev.tether.mailbox.ForwardingMailbox<>("jobs", inner) {
+      @Override
+      public List<Message<String, String>> receive(int max, Duration visibility, Duration wait) {
+        receives.incrementAndGet();
+        throw new dev.tether.mailbox.MailboxConnectionException("cannot reach the database");
+      }
+    };
+    MainLoop<String, String> loop = MainLoop.builder("w", down, (String body, WorkContext ctx) -> "x")
+        .config(config).ticker(ticker).build();
+    Thread t = new Thread(loop::run, "outage-loop");
+    t.start();
+    try {
+      // the failures until the backoff is 8 s and more, advancing the ticker one second at a time
+      for (int s = 0; s < 40; s++) {
+        ticker.advance(Duration.ofSeconds(1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> loop.heartbeat().elapsed().compareTo(Duration.ofSeconds(2)) < 0);
+      }
+      assertThat(receives.get()).isBetween(4, 8); // 1 + 2 + 4 + 8 + 16 s of backoff fit in 40 s
+    } finally {
+      loop.shutdown();
+      t.join(10_000);
+      inner.close();
+    }
+  }
+
+  @Test
   void aRequestDeadLetteredByTheLoopIsAnsweredWithAnErrorReply() {
     InMemoryMailbox<String, String> jobs = InMemoryMailbox.<String, String>builder("jobs")
         .clock(clock).maxAttempts(1).build();
