@@ -171,6 +171,13 @@ class DeployExamplesTest {
     assertThat(Duration.ofSeconds(grace)).isGreaterThan(shutdownBound(w));
     assertMarked(Files.readAllLines(DEPLOYMENT), "terminationGracePeriodSeconds:");
 
+    // a read-only root file system leaves /tmp (java.io.tmpdir: the commands' launcher) writable
+    if (c.path("securityContext").path("readOnlyRootFilesystem").asBoolean()) {
+      List<String> mounted = new ArrayList<>();
+      c.path("volumeMounts").forEach(m -> mounted.add(m.path("mountPath").asText()));
+      assertThat(mounted).contains("/tmp");
+    }
+
     // the password comes from a Secret file, never from the manifest
     assertThat(args).anyMatch(a -> a.startsWith("--db-password-file"));
     c.path("env").forEach(e -> assertThat(e.path("value").asText()).doesNotContainIgnoringCase("password="));
