@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -105,7 +106,9 @@ public final class TetherMetrics implements MeterBinder {
   private final double[] percentiles;
   private final boolean histogram;
   private final ConcurrentHashMap<String, QueueMeters> byQueue = new ConcurrentHashMap<>();
-  private final Set<WorkLoop> watched = ConcurrentHashMap.newKeySet();
+  /** By loop tag: the loop watched last under it, which its gauge reads. */
+  private final Map<String, java.util.concurrent.atomic.AtomicReference<WorkLoop>> watched =
+      new ConcurrentHashMap<>();
 
   private TetherMetrics(Builder b) {
     this.queues = b.queues == null ? TagValues.firstSeen(b.maxTagValues) : TagValues.fixed(b.queues);
@@ -162,21 +165,26 @@ public final class TetherMetrics implements MeterBinder {
   /**
    * Exports the heartbeat age of {@code loop} as {@value #HEARTBEAT_AGE}{@code {loop=name}}: the
    * time since it last beat (a loop beats after every receive and every message, so an idle loop
-   * stays young and a stuck one ages).
+   * stays young and a stuck one ages). A loop watched under the name of one watched before (the
+   * loops of a group started again) replaces it: the gauge reads the latest.
    *
    * @param loop the loop
    * @return this
    */
   public TetherMetrics watch(WorkLoop loop) {
     Objects.requireNonNull(loop, "loop");
-    if (watched.add(loop)) {
-      TimeGauge.builder(HEARTBEAT_AGE, loop, TimeUnit.NANOSECONDS,
-              l -> (double) l.heartbeat().elapsedNanos())
+    String tag = loops.of(loop.name());
+    java.util.concurrent.atomic.AtomicReference<WorkLoop> current = watched.computeIfAbsent(tag, t -> {
+      java.util.concurrent.atomic.AtomicReference<WorkLoop> ref = new java.util.concurrent.atomic.AtomicReference<>(loop);
+      TimeGauge.builder(HEARTBEAT_AGE, ref, TimeUnit.NANOSECONDS,
+              r -> (double) r.get().heartbeat().elapsedNanos())
           .description("Time since the loop last beat")
-          .tag("loop", loops.of(loop.name()))
+          .tag("loop", t)
           .strongReference(true)
           .register(registry);
-    }
+      return ref;
+    });
+    current.set(loop);
     return this;
   }
 

@@ -161,6 +161,26 @@ class TetherMetricsTest {
   }
 
   @Test
+  void aLoopWatchedUnderTheNameOfAnEarlierOneIsTheOneItsGaugeReads() {
+    // a group started again in the same process: new loops with the old names
+    SettableTicker ticker = new SettableTicker();
+    TetherMetrics metrics = TetherMetrics.builder().build();
+    metrics.bindTo(registry);
+    MainLoop<String, String> first = MainLoop.builder("w0", JdbcMailbox.ofStrings(store, "q"),
+        (String b, dev.tether.loop.WorkContext c) -> b).ticker(ticker).build();
+    metrics.watch(first);
+    ticker.advance(Duration.ofMinutes(30)); // the first run ended long ago
+    MainLoop<String, String> second = MainLoop.builder("w0", JdbcMailbox.ofStrings(store, "q"),
+        (String b, dev.tether.loop.WorkContext c) -> b).ticker(ticker).build();
+    second.heartbeat().beat();
+    metrics.watch(second);
+    ticker.advance(Duration.ofSeconds(3));
+    assertThat(registry.get(TetherMetrics.HEARTBEAT_AGE).timeGauges()).hasSize(1);
+    assertThat(registry.get(TetherMetrics.HEARTBEAT_AGE).tag("loop", "w0").timeGauge()
+        .value(java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(3.0);
+  }
+
+  @Test
   void eventsBeforeBindingAreNotCountedAndAfterBindingAre() {
     TetherMetrics metrics = TetherMetrics.builder().build();
     MainLoop.Listener listener = metrics.loopListener("q");
