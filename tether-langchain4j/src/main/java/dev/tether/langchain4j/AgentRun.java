@@ -50,6 +50,8 @@ public final class AgentRun implements AutoCloseable {
   private final AtomicInteger toolCalls = new AtomicInteger();
   private final AtomicLong toolsRequested = new AtomicLong();
   private final AtomicLong toolsStarted = new AtomicLong();
+  private final AtomicLong toolsFinished = new AtomicLong();
+  private final AtomicLong refusedTools = new AtomicLong();
   private volatile boolean closed;
 
   // The conversation: one memory id per item. Written by one thread at a time (LangChain4j adds to
@@ -189,6 +191,7 @@ public final class AgentRun implements AutoCloseable {
   void invocationStarted(UUID id) {
     invocations.add(id);
     toolsRequested.set(toolsStarted.get()); // a new call starts with no tool calls pending
+    toolsFinished.set(toolsStarted.get());
   }
 
   void invocationEnded(UUID id) {
@@ -226,12 +229,18 @@ public final class AgentRun implements AutoCloseable {
     ensureOpen("run tool '" + request.name() + "'");
     toolsStarted.incrementAndGet();
     beat();
-    ensureCanContinue("tool '" + request.name() + "'");
+    try {
+      ensureCanContinue("tool '" + request.name() + "'");
+    } catch (WorkStoppedException e) {
+      refusedTools.incrementAndGet(); // never runs: no end to wait for
+      throw e;
+    }
     toolCalls.incrementAndGet();
     agents.safely("toolStarting", () -> agents.listener().toolStarting(this, request));
   }
 
   void afterTool(ToolExecution execution) {
+    toolsFinished.incrementAndGet();
     ensureOpen("finish tool '" + execution.request().name() + "'");
     beat();
     if (memoryInUse) {
@@ -317,6 +326,13 @@ public final class AgentRun implements AutoCloseable {
           + toolsStarted.get() + ": were beforeToolExecution/afterToolExecution set on the AI"
           + " service after TetherAgents.attach (replacing Tether's)? Observe tools with an"
           + " AgentListener instead");
+    }
+    if (expectToolHooks && toolsFinished.get() < toolsStarted.get() - refusedTools.get()) {
+      throw new IllegalStateException("the tools of message " + messageIdText() + " started "
+          + toolsStarted.get() + " times but Tether's after-tool hook saw "
+          + toolsFinished.get() + " ends: was afterToolExecution set on the AI service after"
+          + " TetherAgents.attach (replacing Tether's, which beats and checkpoints each result)?"
+          + " Observe tools with an AgentListener instead");
     }
     beat();
     if (agents.verifyLeaseBeforeModelCall() && context.maxAttempts() > 0) {

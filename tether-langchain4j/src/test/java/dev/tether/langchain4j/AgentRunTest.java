@@ -368,6 +368,24 @@ class AgentRunTest {
   }
 
   @Test
+  void replacingTheAfterToolHookAfterAttachIsCaughtAtTheNextModelRequest() {
+    tool("a", n -> {});
+    ScriptedChatModel model = ScriptedChatModel.script()
+        .callTool("a", "{}").answer("done").build();
+    TetherAgents agents = TetherAgents.create();
+    Worker worker = agents.attach(AiServices.builder(Worker.class), model)
+        .tools(tools)
+        .afterToolExecution(after -> {})
+        .build();
+
+    Throwable failure = run(agents, worker);
+
+    assertThat(failure).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("afterToolExecution");
+    assertThat(model.answeredSteps()).containsExactly(0);
+  }
+
+  @Test
   void anItemKeepsOneConversation() {
     TetherAgents agents = TetherAgents.create();
     try (AgentRun run = agents.bind(d.context)) {
