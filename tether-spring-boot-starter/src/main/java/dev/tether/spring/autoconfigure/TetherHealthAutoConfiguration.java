@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
@@ -18,11 +19,14 @@ import org.springframework.context.annotation.Bean;
  * tetherLiveness} (the loops beat) and {@code tetherReadiness} (the store is available and the
  * loops are ready). With {@code tether.health.probes} (default true) they belong to the {@code
  * liveness} and {@code readiness} groups ({@code /actuator/health/liveness}, {@code
- * /actuator/health/readiness}), beside Spring's own availability states.
+ * /actuator/health/readiness}), beside Spring's own availability states. {@code
+ * management.health.tether.enabled=false} (or {@code management.health.defaults.enabled=false})
+ * turns both off.
  */
 @AutoConfiguration(after = TetherAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnBean(TetherStore.class)
+@ConditionalOnEnabledHealthIndicator("tether")
 public class TetherHealthAutoConfiguration {
 
   /** Name of the liveness indicator (loops beating). */

@@ -21,7 +21,8 @@ import org.springframework.util.ClassUtils;
  * the application overrides: turns the probes on ({@code management.endpoint.health.probes.enabled})
  * and adds {@code tetherLiveness} to the {@code liveness} group and {@code tetherReadiness} to
  * the {@code readiness} group, beside Spring's availability states. Does nothing when {@code
- * tether.health.probes} is false, Tether is disabled, the Actuator is absent, or Tether's
+ * tether.health.probes} is false, Tether is disabled, the Actuator is absent, Tether's indicators
+ * are turned off ({@code management.health.tether.enabled=false}), or Tether's
  * auto-configuration or its health auto-configuration is excluded ({@code
  * spring.autoconfigure.exclude}, or {@code exclude} of the application's
  * {@code @SpringBootApplication} or {@code @EnableAutoConfiguration}): the Actuator refuses to
@@ -41,7 +42,7 @@ public class TetherProbesEnvironmentPostProcessor implements EnvironmentPostProc
             application.getClassLoader())) {
       return;
     }
-    if (excluded(environment, application)) {
+    if (excluded(environment, application) || !healthIndicatorsEnabled(environment)) {
       return;
     }
     Map<String, Object> defaults = new LinkedHashMap<>();
@@ -51,6 +52,16 @@ public class TetherProbesEnvironmentPostProcessor implements EnvironmentPostProc
     defaults.put("management.endpoint.health.group.readiness.include",
         "readinessState," + TetherHealthAutoConfiguration.READINESS);
     environment.getPropertySources().addLast(new MapPropertySource(SOURCE, defaults));
+  }
+
+  /**
+   * Whether Tether's indicators are on: {@code management.health.tether.enabled}, else {@code
+   * management.health.defaults.enabled}, else true (as the Actuator decides).
+   */
+  private static boolean healthIndicatorsEnabled(ConfigurableEnvironment environment) {
+    Boolean tether = environment.getProperty("management.health.tether.enabled", Boolean.class);
+    return tether != null ? tether
+        : environment.getProperty("management.health.defaults.enabled", Boolean.class, true);
   }
 
   /** Whether the application excludes Tether's auto-configuration or its health auto-configuration. */

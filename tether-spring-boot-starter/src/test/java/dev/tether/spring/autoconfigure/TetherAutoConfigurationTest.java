@@ -174,6 +174,10 @@ class TetherAutoConfigurationTest {
       assertThat(liveness.health().getStatus()).isEqualTo(Status.UP);
       assertThat(liveness.health().getDetails()).containsKey("greetings-1");
     });
+    withDataSource().withPropertyValues("management.health.tether.enabled=false").run(context ->
+        assertThat(context).hasNotFailed().hasSingleBean(TetherStore.class)
+            .doesNotHaveBean(TetherHealthAutoConfiguration.LIVENESS)
+            .doesNotHaveBean(TetherHealthAutoConfiguration.READINESS));
     withDataSource().withClassLoader(new FilteredClassLoader(HealthIndicator.class)).run(context -> {
       assertThat(context).hasNotFailed().hasSingleBean(TetherStore.class)
           .doesNotHaveBean(TetherHealthAutoConfiguration.LIVENESS)

@@ -51,4 +51,14 @@ class TetherProbesEnvironmentPostProcessorTest {
     assertThat(processed(App.class, Map.of(LIVENESS_GROUP, "livenessState")).getProperty(LIVENESS_GROUP))
         .isEqualTo("livenessState");
   }
+
+  @Test
+  void turnedOffIndicatorsAreNotNamedInTheGroups() {
+    assertThat(processed(App.class, Map.of("management.health.tether.enabled", "false"))
+        .getProperty(LIVENESS_GROUP)).isNull();
+    assertThat(processed(App.class, Map.of("management.health.defaults.enabled", "false"))
+        .getProperty(LIVENESS_GROUP)).isNull();
+    assertThat(processed(App.class, Map.of("management.health.defaults.enabled", "false",
+        "management.health.tether.enabled", "true")).getProperty(LIVENESS_GROUP)).isNotNull();
+  }
 }
