@@ -101,6 +101,8 @@ class TetherStoreMetricsTest {
     ticker.advance(Duration.ofSeconds(10));
     assertThat(items("a", "pending")).as("the figures read before").isEqualTo(3);
     assertThat(queues()).isEqualTo(1);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> reads.get() == 2);
+    assertThat(items("a", "pending")).isEqualTo(3);
     assertThat(reads).as("one read in flight, not one per gauge").hasValue(2);
     ticker.advance(Duration.ofSeconds(10));
     assertThat(items("a", "pending")).as("two intervals old: unknown").isNaN();
