@@ -133,7 +133,8 @@ final class DemoCommand implements Callable<Integer> {
       Dashboard dashboard = new Dashboard(store, token, worker, metrics, true);
       worker.start(new Worker.Health("127.0.0.1", port, dashboard.routes()), false);
       worker.healthAddress().ifPresent(a -> say("dashboard: " + bold("http://127.0.0.1:" + a.getPort()
-          + "/#token=" + token) + " (live while the demo runs; the link gives the page its token)"));
+          + "/#token=" + java.net.URLEncoder.encode(token, java.nio.charset.StandardCharsets.UTF_8)
+              .replace("+", "%20")) + " (live while the demo runs; the link gives the page its token)"));
       long deadline = System.nanoTime() + timeout.toNanos();
       boolean finished = false;
       while (System.nanoTime() < deadline) {
@@ -249,7 +250,7 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public void handedBack(String itemId) {
       metrics.handedBack(itemId);
-      say("⏏ " + name(itemId) + ": worker stopping, item handed back");
+      say("⏏ " + name(itemId) + ": item handed back, not charged");
     }
   }
 

@@ -39,8 +39,8 @@ import org.slf4j.LoggerFactory;
  *             dev.tether.mailbox.MailboxConnectionException} while the loop's own mailbox reports
  *             its store unavailable ({@link Mailbox#isAvailable()}: a checkpoint during a database
  *             restart or failover), hand it back, not charged, with its latest checkpoint: the
- *             store failed, not the work (at most while fewer than 10 of the message's deliveries
- *             went uncharged; then it is charged as any failure);
+ *             store failed, not the work (while fewer than 20 of the message's deliveries went
+ *             uncharged, and when the hand-back itself works; else it is charged as any failure);
  *       </ul>
  *       and beat.
  * </ol>
@@ -361,10 +361,12 @@ public final class MainLoop<T, R> implements WorkLoop {
   }
 
   /**
-   * The most deliveries of one message that are not charged (hand-backs) after which a handler
-   * stopped by an unreachable store is charged as any failure.
+   * How many of a message's deliveries may have gone uncharged (its delivery count less its
+   * charged attempts: hand-backs on shutdown, drain or a store outage, and deliveries before an
+   * operator's requeue) before a handler stopped by an unreachable store is charged as any
+   * failure.
    */
-  static final int MAX_UNCHARGED_DELIVERIES = 10;
+  static final int MAX_UNCHARGED_DELIVERIES = 20;
 
   /** Whether {@code failure} is, or was caused by, the store being unreachable. */
   private static boolean storeUnreachable(Throwable failure) {
@@ -484,11 +486,19 @@ public final class MainLoop<T, R> implements WorkLoop {
       // the mailbox's store saw it too, so it was not another store the handler writes to): the
       // attempt is not charged, and the next delivery resumes from the last checkpoint. Bounded,
       // so that a handler that meets it every time still reaches its budget
-      log.warn("MainLoop '{}': message {} stopped because the store could not be reached ({});"
-          + " handing it back, not charged", name, message.id(), firstLine(String.valueOf(
-              storeFailure(failure).getMessage())));
-      handBack(List.of(message), "the store was unreachable");
-      return;
+      String why = firstLine(String.valueOf(storeFailure(failure).getMessage()));
+      try {
+        message.handBack();
+        safely(() -> listener.handedBack(message));
+        log.warn("MainLoop '{}': message {} stopped because the store could not be reached ({});"
+            + " handed it back (attempt {} of {} not charged)", name, message.id(), why,
+            message.attempt(), message.maxAttempts());
+        return;
+      } catch (MailboxException e) {
+        // still unreachable: a failure as any other (its nack may fail too; then the lease expires)
+        log.warn("MainLoop '{}': message {} stopped because the store could not be reached ({}),"
+            + " and could not be handed back ({})", name, message.id(), why, e.getMessage());
+      }
     }
     if (failure == null) {
       complete(message, result, took, leaseLost);

@@ -602,7 +602,7 @@ class MainLoopTest {
   }
 
   /** Jobs whose store is reported unavailable while {@code down} is set. */
-  private static final class FlakyStore extends dev.tether.mailbox.ForwardingMailbox<String, String> {
+  private static class FlakyStore extends dev.tether.mailbox.ForwardingMailbox<String, String> {
     final java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean();
 
     FlakyStore(dev.tether.mailbox.Mailbox<String, String> jobs) {
@@ -646,6 +646,38 @@ class MainLoopTest {
     assertThat(seen).containsExactly("attempt 1 of 1, from step 3");
     assertThat(inner.deadLetters()).isEmpty();
     assertThat(events.log).containsExactly("received", "handedBack");
+    inner.close();
+  }
+
+  @Test
+  void aHandlerStoppedByAStoreStillUnreachableForTheHandBackFailsAsAnyOther() {
+    InMemoryMailbox<String, String> inner = InMemoryMailbox.<String, String>builder("jobs")
+        .clock(clock).maxAttempts(1).build();
+    FlakyStore jobs = new FlakyStore(inner) {
+      @Override
+      @SuppressWarnings("unchecked")
+      public List<Message<String, String>> receive(int max, Duration visibility, Duration wait) {
+        // the hand-back meets the outage too
+        return super.receive(max, visibility, wait).stream().map(m -> (Message<String, String>)
+            java.lang.reflect.Proxy.newProxyInstance(Message.class.getClassLoader(),
+                new Class<?>[] {Message.class}, (proxy, method, args) -> {
+                  if (method.getName().equals("handBack")) {
+                    throw new dev.tether.mailbox.MailboxConnectionException("still unreachable");
+                  }
+                  try {
+                    return method.invoke(m, args);
+                  } catch (java.lang.reflect.InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                })).toList();
+      }
+    };
+    jobs.send("job");
+    MainLoop.builder("w1", jobs, stoppedByTheStore(jobs, true)).config(config).ticker(ticker)
+        .listener(events).build().run(1);
+
+    assertThat(events.log).containsExactly("received", "failed");
+    assertThat(inner.deadLetters()).hasSize(1);
     inner.close();
   }
 

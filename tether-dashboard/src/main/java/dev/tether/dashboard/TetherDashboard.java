@@ -188,7 +188,7 @@ public final class TetherDashboard implements HttpHandler {
      * @return this builder
      */
     public Builder token(String token) {
-      this.token = token == null || token.isBlank() ? null : token;
+      this.token = token == null || token.isBlank() ? null : token.strip();
       return this;
     }
 
@@ -356,7 +356,7 @@ public final class TetherDashboard implements HttpHandler {
       return;
     }
     // items hold commands, their environment and output: with a token, reading needs it too
-    if (token != null && !tokenGiven(ex, rel)) {
+    if (token != null && !tokenGiven(ex, rel, false)) {
       return;
     }
     Map<String, String> q = query(ex);
@@ -581,7 +581,7 @@ public final class TetherDashboard implements HttpHandler {
    * Authorization: Bearer}); if not, answers 401 (none given) or 403 (a wrong one, compared in
    * constant time) and returns false. Only with a token configured.
    */
-  private boolean tokenGiven(HttpExchange ex, String what) throws IOException {
+  private boolean tokenGiven(HttpExchange ex, String what, boolean mutation) throws IOException {
     String given = ex.getRequestHeaders().getFirst("X-Tether-Token");
     String auth = ex.getRequestHeaders().getFirst("Authorization");
     if (given == null && auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
@@ -592,7 +592,12 @@ public final class TetherDashboard implements HttpHandler {
       return false;
     }
     if (!MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8))) {
-      log.warn("Dashboard: {} refused, wrong token from {}", what, ex.getRemoteAddress());
+      if (mutation) {
+        log.warn("Dashboard: {} refused, wrong token from {}", what, ex.getRemoteAddress());
+      } else {
+        // a tab left open with an old token polls every second: no warning each time
+        log.debug("Dashboard: {} refused, wrong token from {}", what, ex.getRemoteAddress());
+      }
       sendJson(ex, 403, error("wrong token"));
       return false;
     }
@@ -609,7 +614,7 @@ public final class TetherDashboard implements HttpHandler {
       sendJson(ex, 403, error(action + " is disabled: this dashboard has no token configured"));
       return;
     }
-    if (!tokenGiven(ex, action)) {
+    if (!tokenGiven(ex, action, true)) {
       return;
     }
     String idText = blankToNull(query(ex).get("id"));

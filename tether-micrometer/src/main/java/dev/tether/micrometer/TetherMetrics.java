@@ -94,7 +94,7 @@ public final class TetherMetrics implements MeterBinder {
   public static final String CANCELLATIONS = "tether.cancellations";
   /** Progress checkpoints written by handlers through their context (counter). */
   public static final String CHECKPOINTS = "tether.checkpoints";
-  /** Messages handed back uncharged on shutdown (counter). */
+  /** Messages handed back uncharged: on shutdown or drain, or stopped by a store outage (counter). */
   public static final String HANDED_BACK = "tether.handed.back";
   /** Time since a loop last beat (time gauge), tag loop. */
   public static final String HEARTBEAT_AGE = "tether.loop.heartbeat.age";

@@ -151,7 +151,7 @@ public final class DashboardPoll {
   }
 
   private static void poll(HttpClient http, String engine, String name, String url, int polls) throws Exception {
-    HttpRequest req = HttpRequest.newBuilder(URI.create(url)).build();
+    HttpRequest req = HttpRequest.newBuilder(URI.create(url)).header("X-Tether-Token", "t").build();
     for (int i = 0; i < 20; i++) {
       check(http.send(req, HttpResponse.BodyHandlers.ofByteArray()), url);
     }

@@ -170,7 +170,8 @@ public final class Dashboard {
    */
   public static String tokenLine(String base, String token) {
     return "dashboard token: " + token + " (reads, requeue and cancel need it; or open " + base
-        + "#token=" + token + "; set TETHER_TOKEN to choose it)";
+        + "#token=" + java.net.URLEncoder.encode(token, java.nio.charset.StandardCharsets.UTF_8)
+            .replace("+", "%20") + "; set TETHER_TOKEN to choose it)";
   }
 
   /**

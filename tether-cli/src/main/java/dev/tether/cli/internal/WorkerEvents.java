@@ -45,7 +45,8 @@ public interface WorkerEvents {
   default void finished(String itemId, int delivery, CommandResult result, Duration took) {}
 
   /**
-   * An item was handed back because the worker is shutting down.
+   * An item was handed back, not charged: the worker is shutting down or draining, or its command
+   * stopped because the store could not be reached.
    *
    * @param itemId the item
    */
