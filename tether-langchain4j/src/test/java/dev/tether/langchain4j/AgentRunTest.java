@@ -349,40 +349,33 @@ class AgentRunTest {
     }
   }
 
-  @Test
-  void replacingTheToolHooksAfterAttachIsCaughtAtTheNextModelRequest() {
+  /**
+   * Runs a one-tool call on a service whose builder {@code replace} changed after attach; asserts
+   * that the next model request was refused naming {@code hook}.
+   */
+  private void assertReplacedHookIsCaught(
+      java.util.function.UnaryOperator<AiServices<Worker>> replace, String hook) {
     tool("a", n -> {});
     ScriptedChatModel model = ScriptedChatModel.script()
         .callTool("a", "{}").answer("done").build();
     TetherAgents agents = TetherAgents.create();
-    Worker worker = agents.attach(AiServices.builder(Worker.class), model)
-        .tools(tools)
-        .beforeToolExecution(before -> {})
+    Worker worker = replace.apply(agents.attach(AiServices.builder(Worker.class), model).tools(tools))
         .build();
 
     Throwable failure = run(agents, worker);
 
-    assertThat(failure).isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("beforeToolExecution");
+    assertThat(failure).isInstanceOf(IllegalStateException.class).hasMessageContaining(hook);
     assertThat(model.answeredSteps()).containsExactly(0);
   }
 
   @Test
+  void replacingTheToolHooksAfterAttachIsCaughtAtTheNextModelRequest() {
+    assertReplacedHookIsCaught(b -> b.beforeToolExecution(before -> {}), "beforeToolExecution");
+  }
+
+  @Test
   void replacingTheAfterToolHookAfterAttachIsCaughtAtTheNextModelRequest() {
-    tool("a", n -> {});
-    ScriptedChatModel model = ScriptedChatModel.script()
-        .callTool("a", "{}").answer("done").build();
-    TetherAgents agents = TetherAgents.create();
-    Worker worker = agents.attach(AiServices.builder(Worker.class), model)
-        .tools(tools)
-        .afterToolExecution(after -> {})
-        .build();
-
-    Throwable failure = run(agents, worker);
-
-    assertThat(failure).isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("afterToolExecution");
-    assertThat(model.answeredSteps()).containsExactly(0);
+    assertReplacedHookIsCaught(b -> b.afterToolExecution(after -> {}), "afterToolExecution");
   }
 
   @Test
