@@ -317,24 +317,28 @@ public final class MainLoop<T, R> implements WorkLoop {
   private void pauseAfterFailure(Duration delay) {
     long end = ticker.read() + delay.toNanos();
     long beatAt = ticker.read();
-    synchronized (phaseLock) {
-      long left;
-      while (!draining && (left = end - ticker.read()) > 0) {
-        if (ticker.read() - beatAt >= PAUSE_BEAT_NANOS) {
-          // waiting out a store outage is not a stall: a watchdog must not end the process
-          heartbeat.beat();
-          beatAt = ticker.read();
-        }
-        try {
-          // re-check the ticker at least every 50 ms (a settable ticker moves without notifying)
-          phaseLock.wait(Math.min(50, Math.max(1, left / 1_000_000)));
-        } catch (InterruptedException e) {
-          draining = true;
-          shutdownRequested = true;
-          Thread.currentThread().interrupt();
-          return;
+    while (true) {
+      synchronized (phaseLock) {
+        long left;
+        while (ticker.read() - beatAt < PAUSE_BEAT_NANOS) {
+          if (draining || (left = end - ticker.read()) <= 0) {
+            return;
+          }
+          try {
+            // re-check the ticker at least every 50 ms (a settable ticker moves without notifying)
+            phaseLock.wait(Math.min(50, Math.max(1, left / 1_000_000)));
+          } catch (InterruptedException e) {
+            draining = true;
+            shutdownRequested = true;
+            Thread.currentThread().interrupt();
+            return;
+          }
         }
       }
+      // waiting out a store outage is not a stall: a watchdog must not end the process. Outside
+      // the lock, so that a slow heartbeat callback does not hold up drain() or shutdown()
+      heartbeat.beat();
+      beatAt = ticker.read();
     }
   }
 
