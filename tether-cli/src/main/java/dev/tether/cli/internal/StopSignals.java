@@ -82,10 +82,19 @@ public final class StopSignals implements AutoCloseable {
       Object handler =
           Proxy.newProxyInstance(
               StopSignals.class.getClassLoader(), new Class<?>[] {handlerClass}, onSignal);
+      Object ignored = handlerClass.getField("SIG_IGN").get(null);
       for (String name : SIGNALS) {
         try {
           Object signal = newSignal.newInstance(name);
           Object previous = handle.invoke(null, signal, handler);
+          if (previous == ignored) {
+            // the JVM leaves a signal that was ignored at its start ignored, and installs nothing
+            log.warn("SIG{} was ignored when this process started (inherited from its parent, as"
+                + " a shell without job control starts background commands with SIGINT): it"
+                + " does nothing here; stop this process with SIG{}", name,
+                name.equals("INT") ? "TERM" : "INT");
+            continue;
+          }
           s.handled.add(name);
           s.restore.add(() -> {
             try {
