@@ -80,7 +80,28 @@ public final class TetherWorkers implements SmartLifecycle, AutoCloseable {
       dev.tether.loop.Calibration.Mode calibration,
       Integer healthPort,
       boolean sweep,
-      Duration sweepInterval) {}
+      Duration sweepInterval) {
+    /**
+     * The settings as before the drain and liveness thresholds were their own: no drain, and
+     * liveness at the watchdog's threshold (never failing without a watchdog).
+     *
+     * @param shutdownTimeout how long the loops have to stop after a shutdown request
+     * @param watchdogThreshold a loop silent this long ends the process; null for no watchdog
+     * @param watchdogInterval how often the watchdog looks
+     * @param readinessThreshold a loop silent this long fails readiness; null for the group's
+     *     default
+     * @param calibration what a violated timeout rule does
+     * @param healthPort the port of Tether's own health server, or null for none
+     * @param sweep whether this process runs the recovery sweep
+     * @param sweepInterval how often the sweep looks
+     */
+    public Settings(Duration shutdownTimeout, Duration watchdogThreshold, Duration watchdogInterval,
+        Duration readinessThreshold, dev.tether.loop.Calibration.Mode calibration, Integer healthPort,
+        boolean sweep, Duration sweepInterval) {
+      this(shutdownTimeout, Duration.ZERO, watchdogThreshold, watchdogThreshold, watchdogInterval,
+          readinessThreshold, calibration, healthPort, sweep, sweepInterval);
+    }
+  }
 
   /**
    * One handler's resolved settings: what {@link TetherHandler} gave, defaults filled in.

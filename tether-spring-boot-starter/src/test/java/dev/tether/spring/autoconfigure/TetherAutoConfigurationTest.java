@@ -317,6 +317,15 @@ class TetherAutoConfigurationTest {
   }
 
   @Test
+  void settingsBuiltTheEarlierWayDrainNothingAndFailLivenessAtTheWatchdogsThreshold() {
+    TetherWorkers.Settings s = new TetherWorkers.Settings(Duration.ofSeconds(30), Duration.ofMinutes(12),
+        Duration.ofMinutes(1), null, dev.tether.loop.Calibration.Mode.ERROR, null, true, Duration.ofMinutes(1));
+    assertThat(s.drainTimeout()).isZero();
+    assertThat(s.livenessThreshold()).isEqualTo(Duration.ofMinutes(12));
+    assertThat(s.watchdogThreshold()).isEqualTo(Duration.ofMinutes(12));
+  }
+
+  @Test
   void tetherCanBeTurnedOff() {
     withDataSource().withPropertyValues("tether.enabled=false").run(context ->
         assertThat(context).doesNotHaveBean(TetherStore.class).doesNotHaveBean(TetherQueues.class));
