@@ -69,14 +69,23 @@ import org.slf4j.LoggerFactory;
  * for all loops, not one timeout per loop (a loop that throws from {@code drain()} or {@code
  * shutdown()} is logged and the others are still signalled). Loops still running at the deadline
  * are logged at ERROR by name with their stack, and their threads are interrupted; {@code run()}
- * then returns without waiting for them (their threads are daemons, so they cannot keep the JVM
- * alive). With {@link Builder#handleSignals(boolean)} (default true) a JVM shutdown hook (SIGTERM,
+ * (and a {@link #shutdown(Duration)} that timed out) then waits up to 5 s more for them, so that
+ * an interrupted handler's message is handed back while the store is still open, and returns
+ * (their threads are daemons, so they cannot keep the JVM alive). With {@link Builder#handleSignals(boolean)} (default true) a JVM shutdown hook (SIGTERM,
  * SIGINT) does the same bounded shutdown and returns within {@code shutdownTimeout}. The watchdog's
  * termination bypasses shutdown hooks on purpose.
  *
  * <p>A group runs once. All methods are thread-safe.
  */
 public final class LoopGroup {
+  /**
+   * How long loops interrupted at the shutdown timeout have to end (their handlers' messages
+   * handed back) before {@link #run()} returns: {@value #STRAGGLER_GRACE_SECONDS} s.
+   */
+  static final long STRAGGLER_GRACE_SECONDS = 5;
+
+  private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(STRAGGLER_GRACE_SECONDS);
+
   /** Default time the loops have to stop after a shutdown request: 30 s. */
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
 
@@ -244,6 +253,7 @@ public final class LoopGroup {
   }
 
   private void runLoop(WorkLoop loop) {
+    boolean started = false;
     try {
       boolean skip;
       synchronized (monitor) {
@@ -254,6 +264,7 @@ public final class LoopGroup {
         return;
       }
       log.info("Loop '{}' started", loop.name());
+      started = true;
       loop.run();
       log.info("Loop '{}' stopped", loop.name());
     } catch (Throwable t) {
@@ -261,8 +272,11 @@ public final class LoopGroup {
       synchronized (monitor) {
         stopping = shutdownRequested;
       }
-      if (stopping && t instanceof IllegalStateException) {
+      if (stopping && !started && t instanceof IllegalStateException) {
         log.info("Loop '{}' refused to start during shutdown: {}", loop.name(), t.getMessage());
+      } else if (stopping) {
+        log.warn("Loop '{}' ended with an error during shutdown; a message it held comes back when"
+            + " its lease expires: {}", loop.name(), t.toString());
       } else {
         log.error(
             "Loop '{}' failed; the group keeps its other loops running, and readiness now fails"
@@ -498,6 +512,26 @@ public final class LoopGroup {
             shutdownTimeout,
             stack);
         t.interrupt();
+      }
+      // An interrupted handler's loop hands its message back (not charged, with its checkpoint):
+      // let it, before run() returns and its caller closes the store, or the JVM exits
+      long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
+      for (Thread t : alive) {
+        long left = until - System.nanoTime();
+        if (left > 0) {
+          try {
+            TimeUnit.NANOSECONDS.timedJoin(t, left);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            break;
+          }
+        }
+      }
+      for (Thread t : alive) {
+        if (t.isAlive()) {
+          log.error("Loop thread '{}' still runs {} after its interrupt; its message comes back"
+              + " when its lease expires", t.getName(), STRAGGLER_GRACE);
+        }
       }
     }
   }

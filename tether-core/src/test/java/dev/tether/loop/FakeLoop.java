@@ -24,6 +24,9 @@ final class FakeLoop implements WorkLoop {
   final CountDownLatch ended = new CountDownLatch(1);
   final AtomicInteger shutdownCalls = new AtomicInteger();
   volatile boolean interrupted;
+  /** Set once the work held at an interrupt is handed back ({@link #handsBackIn}). */
+  volatile boolean handedBack;
+  private Duration handBackTime = Duration.ZERO;
   /** When shutdown was first asked, the run interrupted, the run ended (nanoTime; 0: not yet). */
   volatile long signalledAt;
   volatile long interruptedAt;
@@ -53,6 +56,12 @@ final class FakeLoop implements WorkLoop {
 
   FakeLoop stopDelay(Duration d) {
     this.stopDelay = d;
+    return this;
+  }
+
+  /** After an interrupt, takes this long to hand its work back, then sets {@link #handedBack}. */
+  FakeLoop handsBackIn(Duration d) {
+    this.handBackTime = d;
     return this;
   }
 
@@ -109,6 +118,14 @@ final class FakeLoop implements WorkLoop {
     } catch (InterruptedException e) {
       interruptedAt = System.nanoTime();
       interrupted = true;
+      if (!handBackTime.isZero()) {
+        try {
+          Thread.sleep(handBackTime.toMillis()); // a store round trip, say
+        } catch (InterruptedException again) {
+          // handed back anyway
+        }
+        handedBack = true;
+      }
       Thread.currentThread().interrupt();
     } finally {
       running = false;

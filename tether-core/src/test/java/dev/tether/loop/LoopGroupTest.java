@@ -176,6 +176,22 @@ class LoopGroupTest {
   }
 
   @Test
+  void runWaitsForALoopInterruptedAtTheDeadlineToHandItsWorkBack() throws Exception {
+    // the caller closes the store (or the JVM exits) once run() returns: the hand-back that the
+    // interrupt starts must come first
+    FakeLoop a = new FakeLoop("stuck").ignoresShutdown().handsBackIn(Duration.ofMillis(500));
+    LoopGroup group = builder().loop(a).shutdownTimeout(Duration.ofMillis(300)).build();
+    CompletableFuture<Void> run = runInBackground(group);
+    awaitStarted(a);
+
+    group.shutdown();
+    run.get(10, TimeUnit.SECONDS);
+
+    assertThat(a.interrupted).isTrue();
+    assertThat(a.handedBack).as("handed back before run() returned").isTrue();
+  }
+
+  @Test
   void shutdownWithTimeoutReportsFailureWhenLoopsDoNotStop() throws Exception {
     FakeLoop a = new FakeLoop("stuck").ignoresShutdown();
     LoopGroup group = builder().loop(a).shutdownTimeout(Duration.ofSeconds(10)).build();
