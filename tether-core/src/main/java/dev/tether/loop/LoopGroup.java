@@ -72,7 +72,9 @@ import org.slf4j.LoggerFactory;
  * (and a {@link #shutdown(Duration)} that timed out) then waits up to 5 s more for them, so that
  * an interrupted handler's message is handed back while the store is still open, and returns
  * (their threads are daemons, so they cannot keep the JVM alive). With {@link Builder#handleSignals(boolean)} (default true) a JVM shutdown hook (SIGTERM,
- * SIGINT) does the same bounded shutdown and returns within {@code shutdownTimeout}. The watchdog's
+ * SIGINT) does the same bounded shutdown and then waits up to 5 s for the thread that called
+ * {@code run()} to end, so that what follows {@code run()} (closing the store) is done before the
+ * JVM halts. The watchdog's
  * termination bypasses shutdown hooks on purpose.
  *
  * <p>A group runs once. All methods are thread-safe.
@@ -85,6 +87,9 @@ public final class LoopGroup {
   static final long STRAGGLER_GRACE_SECONDS = 5;
 
   private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(STRAGGLER_GRACE_SECONDS);
+
+  /** The thread that called {@link #run()}, which the shutdown hook lets finish (bounded). */
+  private volatile Thread runCaller;
 
   /** Default time the loops have to stop after a shutdown request: 30 s. */
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
@@ -186,6 +191,7 @@ public final class LoopGroup {
             "LoopGroup.run() may be called only once; this group is " + state);
       }
       state = State.RUNNING;
+      runCaller = Thread.currentThread();
     }
     log.info("Loop group starting: {}", describe());
     Watchdog watchdog = null;
@@ -602,6 +608,9 @@ public final class LoopGroup {
                 log.error(
                     "Loop group did not stop within {}; the JVM exits anyway", shutdownTimeout);
               }
+              // The JVM halts once the hooks return: give the code after run() (closing the
+              // store, say) a moment to finish on the thread that called it
+              awaitRunCaller();
             },
             "tether-shutdown-hook");
     try {
@@ -610,6 +619,37 @@ public final class LoopGroup {
     } catch (IllegalStateException e) {
       log.warn("JVM is already shutting down; no shutdown hook installed", e);
     }
+  }
+
+  /**
+   * In the shutdown hook: waits up to {@link #STRAGGLER_GRACE} for the thread that called {@link
+   * #run()} to end, and not at all once it waits for the hooks itself ({@code System.exit}).
+   */
+  private void awaitRunCaller() {
+    Thread caller = runCaller;
+    if (caller == null || caller == Thread.currentThread()) {
+      return;
+    }
+    long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
+    while (caller.isAlive() && System.nanoTime() - until < 0 && !exiting(caller)) {
+      try {
+        caller.join(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** Whether {@code t} is in {@code System.exit} (so it waits for the shutdown hooks). */
+  private static boolean exiting(Thread t) {
+    for (StackTraceElement f : t.getStackTrace()) {
+      if (f.getClassName().equals("java.lang.Shutdown")
+          || (f.getClassName().equals("java.lang.Runtime") && f.getMethodName().equals("exit"))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void removeShutdownHook() {

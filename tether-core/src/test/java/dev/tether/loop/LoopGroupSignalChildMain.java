@@ -5,10 +5,12 @@ import java.time.Duration;
 /**
  * Child JVM for {@link LoopGroupSignalTest}: runs a group with one loop and the default signal
  * handling, prints {@value #STARTED} once the loop runs, and waits to be sent SIGTERM. With the
- * argument {@code stuck} the loop ignores shutdown requests.
+ * argument {@code stuck} the loop ignores shutdown requests; with {@code exit} the program calls
+ * {@code System.exit} as soon as {@code run()} returns.
  */
 public final class LoopGroupSignalChildMain {
   static final String STARTED = "LOOP-STARTED";
+  static final String AFTER_RUN = "AFTER-RUN-DONE";
 
   private LoopGroupSignalChildMain() {}
 
@@ -34,5 +36,11 @@ public final class LoopGroupSignalChildMain {
     announcer.setDaemon(true);
     announcer.start();
     group.run();
+    if (args.length > 0 && args[0].equals("exit")) {
+      System.exit(0); // waits for the shutdown hook, which must not wait for this thread
+    }
+    // what follows run() (closing a store, say) must get to finish before the JVM halts
+    Thread.sleep(300);
+    System.err.println(AFTER_RUN);
   }
 }

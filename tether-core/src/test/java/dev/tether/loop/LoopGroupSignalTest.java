@@ -59,6 +59,7 @@ class LoopGroupSignalTest {
         .contains("JVM is shutting down")
         .contains("signalling 1 loops")
         .contains("Loop 'worker' stopped")
+        .contains(LoopGroupSignalChildMain.AFTER_RUN)
         .doesNotContain("did not stop");
     assertThat(o.exitMillisAfterSignal()).isLessThan(3000);
   }
@@ -74,5 +75,16 @@ class LoopGroupSignalTest {
         .contains("'tether-loop-worker' did not stop within the shutdown timeout of PT1S");
     System.out.println("stuck child exited " + o.exitMillisAfterSignal() + " ms after SIGTERM");
     assertThat(o.exitMillisAfterSignal()).isBetween(900L, 4000L);
+  }
+
+  @Test
+  void aProgramThatCallsSystemExitAfterRunIsNotHeldUpByTheHook(@TempDir Path dir) throws Exception {
+    // the hook waits for the thread that called run(); one that called System.exit waits for
+    // the hook in turn
+    Outcome o = runAndTerminate(dir, "exit");
+
+    assertThat(o.exitCode()).isEqualTo(SIGTERM_EXIT);
+    assertThat(o.stderr()).contains("Loop 'worker' stopped");
+    assertThat(o.exitMillisAfterSignal()).as("not the hook's 5 s wait").isLessThan(4000);
   }
 }
