@@ -106,12 +106,17 @@ public final class TetherStore implements AutoCloseable {
     this.renewals = new RenewalBatcher(this, sql.batches());
   }
 
+  /** A URL with a scheme of its own ({@code postgres://...}), not {@code jdbc:} and not a path. */
+  private static final java.util.regex.Pattern NON_JDBC_URL =
+      java.util.regex.Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://");
+
   /**
    * Opens a store on a URL or SQLite file path with the default configuration.
    *
    * @param urlOrPath {@code jdbc:sqlite:...}, {@code jdbc:postgresql://...} or a file path
    * @return the open, migrated store
-   * @throws IllegalArgumentException if the URL names an unsupported engine
+   * @throws IllegalArgumentException if the URL names an unsupported engine, or is a URL of
+   *     another form ({@code postgres://...})
    * @throws StoreUnavailableException if the database cannot be reached
    * @throws SchemaVersionException if the database schema is newer than this code
    */
@@ -125,7 +130,8 @@ public final class TetherStore implements AutoCloseable {
    * @param urlOrPath {@code jdbc:sqlite:...}, {@code jdbc:postgresql://...} or a file path
    * @param config the options
    * @return the open, migrated store
-   * @throws IllegalArgumentException if the URL names an unsupported engine
+   * @throws IllegalArgumentException if the URL names an unsupported engine, or is a URL of
+   *     another form ({@code postgres://...})
    * @throws StoreUnavailableException if the database cannot be reached
    * @throws SchemaVersionException if the database schema is newer than this code
    */
@@ -134,6 +140,15 @@ public final class TetherStore implements AutoCloseable {
     Objects.requireNonNull(config, "config");
     if (urlOrPath.isBlank()) {
       throw new IllegalArgumentException("urlOrPath must not be blank");
+    }
+    java.util.regex.Matcher scheme = NON_JDBC_URL.matcher(urlOrPath);
+    if (!urlOrPath.regionMatches(true, 0, "jdbc:", 0, 5) && scheme.lookingAt()
+        && !scheme.group(1).equalsIgnoreCase("file")) { // SQLite takes file: URIs
+      // postgres://host/db (a DATABASE_URL, say) would otherwise be taken for a file path
+      throw new IllegalArgumentException("not a JDBC URL or a file path: " + redact(urlOrPath)
+          + "; give a JDBC URL such as jdbc:postgresql://host:5432/db?user=name (a "
+          + scheme.group(1) + ":// URL's user and password go in its user= and password="
+          + " parameters)");
     }
     String url = urlOrPath.regionMatches(true, 0, "jdbc:", 0, 5) ? urlOrPath : "jdbc:sqlite:" + urlOrPath;
     StoreEngine engine = StoreEngine.forUrl(url, config);
@@ -927,6 +942,8 @@ public final class TetherStore implements AutoCloseable {
   }
 
   private static String redact(String url) {
-    return url.replaceAll("(?i)(password=)[^&;]*", "$1***");
+    // password= parameters, and the password of a user:password@ in a scheme://... URL
+    return url.replaceAll("(?i)(password=)[^&;]*", "$1***")
+        .replaceAll("^([A-Za-z][A-Za-z0-9+.-]*://[^/@:]*:)[^/@]*@", "$1***@");
   }
 }

@@ -127,4 +127,14 @@ class TetherStoreTest {
         .hasMessageContaining("check that the database is running")
         .hasMessageNotContaining("retry with backoff");
   }
+
+  @Test
+  void aUrlOfAnotherFormIsRefusedSayingWhatToGiveWithoutItsPassword() {
+    // a DATABASE_URL as many platforms give it: it was taken for a SQLite file path
+    assertThatThrownBy(() -> TetherStore.open("postgres://app:hunter2@db.example:5432/app"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not a JDBC URL")
+        .hasMessageContaining("jdbc:postgresql://")
+        .hasMessageNotContaining("hunter2");
+  }
 }
