@@ -159,7 +159,10 @@ final class WorkerCommand implements Callable<Integer> {
       // the group reports itself ended even when it gave up on loops at its deadline: count them
       long start = System.nanoTime();
       boolean ended = worker.stop(drainTimeout.plus(killGrace).plus(SHUTDOWN_MARGIN));
-      long stuck = worker.loops().stream().filter(MainLoop::isRunning).count();
+      // loops still running, or that were at the group's deadline (they may have ended since,
+      // in the moment the group gives interrupted loops to hand their items back)
+      long stuck = Math.max(worker.loops().stream().filter(MainLoop::isRunning).count(),
+          worker.loopsInterruptedAtDeadline());
       if (!ended || stuck > 0) {
         spec.commandLine().getErr().println("tether worker: error: the worker did not finish its"
             + " shutdown in time: " + stuck + " of " + concurrency + " loops still running "

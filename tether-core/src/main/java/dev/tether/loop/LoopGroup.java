@@ -88,6 +88,9 @@ public final class LoopGroup {
 
   private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(STRAGGLER_GRACE_SECONDS);
 
+  /** Names of the loops still running at the shutdown deadline (interrupted then). */
+  private volatile List<String> interruptedAtDeadline = List.of();
+
   /** The thread that called {@link #run()}, which the shutdown hook lets finish (bounded). */
   private volatile Thread runCaller;
 
@@ -506,6 +509,9 @@ public final class LoopGroup {
         return;
       }
       stragglersHandled = true;
+      interruptedAtDeadline = alive.stream().map(Thread::getName)
+          .map(n -> n.startsWith("tether-loop-") ? n.substring("tether-loop-".length()) : n)
+          .collect(Collectors.toUnmodifiableList());
       for (Thread t : alive) {
         StringBuilder stack = new StringBuilder();
         for (StackTraceElement f : t.getStackTrace()) {
@@ -588,6 +594,16 @@ public final class LoopGroup {
     } catch (IllegalStateException e) {
       return Optional.empty(); // stopped meanwhile
     }
+  }
+
+  /**
+   * Returns the names of the loops that were still running at the shutdown deadline, whose
+   * threads were interrupted then (whether or not they ended during the grace that followed).
+   *
+   * @return the names, empty when every loop stopped in time (or before a shutdown)
+   */
+  public List<String> interruptedAtDeadline() {
+    return interruptedAtDeadline;
   }
 
   /**

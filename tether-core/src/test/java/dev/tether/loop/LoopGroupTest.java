@@ -189,6 +189,7 @@ class LoopGroupTest {
 
     assertThat(a.interrupted).isTrue();
     assertThat(a.handedBack).as("handed back before run() returned").isTrue();
+    assertThat(group.interruptedAtDeadline()).containsExactly("stuck");
   }
 
   @Test

@@ -363,6 +363,19 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
+   * Returns how many loops were still running at the group's shutdown deadline.
+   *
+   * @return the count; 0 before a stop or when every loop stopped in time
+   */
+  public int loopsInterruptedAtDeadline() {
+    LoopGroup g;
+    synchronized (lifecycle) {
+      g = group;
+    }
+    return g == null ? 0 : g.interruptedAtDeadline().size();
+  }
+
+  /**
    * Returns the loops, for health and metrics.
    *
    * @return the loops
