@@ -55,10 +55,13 @@ class ExitCodeIT {
     t.run("enqueue", "--", "true");
     JarRunner.Proc s = t.startWith(java.util.List.of("/bin/sh", "-c", "trap '' INT; exec \"$@\"", "sh"),
         "serve", "--port", "0");
-    await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(s) > 0 || !s.process.isAlive());
-    assertThat(s.err()).contains("SIGINT was ignored when this process started")
-        .contains("stop this process with SIGTERM");
-    JarRunner.term(s);
+    try {
+      await().atMost(Duration.ofSeconds(30)).until(() -> portFrom(s) > 0 || !s.process.isAlive());
+      assertThat(s.err()).contains("SIGINT was ignored when this process started")
+          .contains("stop this process with SIGTERM");
+    } finally {
+      JarRunner.term(s);
+    }
     assertThat(s.waitFor(20)).as("exit status after SIGTERM; stderr: %s", s.err()).isZero();
   }
 
