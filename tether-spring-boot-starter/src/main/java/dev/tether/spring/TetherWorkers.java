@@ -49,9 +49,6 @@ public final class TetherWorkers implements SmartLifecycle, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(TetherWorkers.class);
 
-  /** How long handlers interrupted at the end of the shutdown timeout have to hand back. */
-  private static final Duration STRAGGLER_GRACE = Duration.ofSeconds(5);
-
   /**
    * The group's settings.
    *
@@ -351,23 +348,13 @@ public final class TetherWorkers implements SmartLifecycle, AutoCloseable {
     }
     return () -> {
       if (g != null) {
+        // Handlers still running at the timeout are interrupted, and the group gives them a
+        // moment to hand their messages back before this returns, while the store is open
         g.shutdown(settings.shutdownTimeout());
-        // Handlers still running at the timeout were interrupted (by this call, or by the
-        // group's own thread at the same timeout, when the call then sees the group ended):
-        // give them a moment to hand their messages back while the store is still open.
-        long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
-        while (g.loops().stream().anyMatch(WorkLoop::isRunning) && System.nanoTime() - until < 0) {
-          try {
-            Thread.sleep(20);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            break;
-          }
-        }
         if (g.loops().stream().anyMatch(WorkLoop::isRunning)) {
-          LOG.warn("Tether loops did not all stop within {} (and {} more after an interrupt);"
+          LOG.warn("Tether loops did not all stop within {} (and the moment after an interrupt);"
               + " their messages go back to the queue when their leases run out",
-              settings.shutdownTimeout(), STRAGGLER_GRACE);
+              settings.shutdownTimeout());
         }
         if (t != null) {
           try {
