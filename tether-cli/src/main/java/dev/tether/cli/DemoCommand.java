@@ -132,9 +132,9 @@ final class DemoCommand implements Callable<Integer> {
       // one process owns the demo's store: it exports the store's gauges too
       Dashboard dashboard = new Dashboard(store, token, worker, metrics, true);
       worker.start(new Worker.Health("127.0.0.1", port, dashboard.routes()), false);
-      worker.healthAddress().ifPresent(a -> say("dashboard: " + bold("http://127.0.0.1:" + a.getPort()
-          + "/#token=" + java.net.URLEncoder.encode(token, java.nio.charset.StandardCharsets.UTF_8)
-              .replace("+", "%20")) + " (live while the demo runs; the link gives the page its token)"));
+      worker.healthAddress().ifPresent(a -> say("dashboard: "
+          + bold(Dashboard.linkWithToken("http://127.0.0.1:" + a.getPort() + "/", token))
+          + " (live while the demo runs; the link gives the page its token)"));
       long deadline = System.nanoTime() + timeout.toNanos();
       boolean finished = false;
       while (System.nanoTime() < deadline) {

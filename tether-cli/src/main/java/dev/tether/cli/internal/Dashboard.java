@@ -169,9 +169,20 @@ public final class Dashboard {
    * @return the line
    */
   public static String tokenLine(String base, String token) {
-    return "dashboard token: " + token + " (reads, requeue and cancel need it; or open " + base
-        + "#token=" + java.net.URLEncoder.encode(token, java.nio.charset.StandardCharsets.UTF_8)
-            .replace("+", "%20") + "; set TETHER_TOKEN to choose it)";
+    return "dashboard token: " + token + " (reads, requeue and cancel need it; or open "
+        + linkWithToken(base, token) + "; set TETHER_TOKEN to choose it)";
+  }
+
+  /**
+   * The dashboard's address that gives the page its token ({@code #token=}, encoded).
+   *
+   * @param base the dashboard's address, ending with {@code /}
+   * @param token the token
+   * @return the link
+   */
+  public static String linkWithToken(String base, String token) {
+    return base + "#token="
+        + java.net.URLEncoder.encode(token, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
   }
 
   /**

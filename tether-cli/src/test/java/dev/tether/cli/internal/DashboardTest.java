@@ -200,4 +200,12 @@ class DashboardTest {
     assertThat(get("/health/ready").statusCode()).isEqualTo(200);
     assertThat(get("/nope").statusCode()).isEqualTo(404);
   }
+
+  @Test
+  void theLinkWithATokenEncodesItSoThatThePageReadsItWhole() {
+    assertThat(Dashboard.linkWithToken("http://127.0.0.1:8080/", "a b&c%d"))
+        .isEqualTo("http://127.0.0.1:8080/#token=a%20b%26c%25d");
+    assertThat(Dashboard.tokenLine("http://h/", "t0k"))
+        .startsWith("dashboard token: t0k ").contains("open http://h/#token=t0k;");
+  }
 }
