@@ -210,11 +210,7 @@ public final class AgentRun implements AutoCloseable {
       return;
     }
     Conversation c = loadConversation();
-    List<ChatMessage> all = new ArrayList<>(c.messages());
-    if (!unrecordedRequests.isEmpty()) {
-      all.add(AiMessage.from(List.copyOf(unrecordedRequests)));
-    }
-    all.addAll(unrecordedResults);
+    List<ChatMessage> all = withRecorded(c.messages(), unrecordedRequests, unrecordedResults);
     unrecordedRequests.clear();
     unrecordedResults.clear();
     conversation = repairInterruptedTools(new Conversation(c.memoryId(), List.copyOf(all)));
@@ -442,11 +438,7 @@ public final class AgentRun implements AutoCloseable {
    */
   private void checkpoint(Conversation memory, List<ToolExecutionRequest> requests,
       List<ToolExecutionResultMessage> results) {
-    List<ChatMessage> all = new ArrayList<>(memory.messages());
-    if (!requests.isEmpty()) {
-      all.add(AiMessage.from(List.copyOf(requests)));
-    }
-    all.addAll(results);
+    List<ChatMessage> all = withRecorded(memory.messages(), requests, results);
     int beyond = all.size() - memory.messages().size();
     if (all.equals(lastWritten)) {
       // a tool result recorded when it finished, now added to the memory as it was: written already
@@ -489,28 +481,41 @@ public final class AgentRun implements AutoCloseable {
     }
   }
 
-  /** The calls of the latest tool-requesting response in {@code messages}, or none. */
-  private static List<ToolExecutionRequest> latestRound(List<ChatMessage> messages) {
+  /** Where the latest tool-requesting response in {@code messages} is, or -1. */
+  private static int latestRoundIndex(List<ChatMessage> messages) {
     for (int i = messages.size() - 1; i >= 0; i--) {
       if (messages.get(i) instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
-        return ai.toolExecutionRequests();
+        return i;
       }
     }
-    return List.of();
+    return -1;
+  }
+
+  /** The calls of the latest tool-requesting response in {@code messages}, or none. */
+  private static List<ToolExecutionRequest> latestRound(List<ChatMessage> messages) {
+    int i = latestRoundIndex(messages);
+    return i < 0 ? List.of() : ((AiMessage) messages.get(i)).toolExecutionRequests();
   }
 
   /** How many tool results follow the latest tool-requesting response in {@code messages}. */
   private static int resultsAfterLatestRound(List<ChatMessage> messages) {
-    int n = 0;
-    for (int i = messages.size() - 1; i >= 0; i--) {
-      if (messages.get(i) instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
-        return n;
-      }
-      if (messages.get(i) instanceof ToolExecutionResultMessage) {
-        n++;
-      }
+    int i = latestRoundIndex(messages);
+    return i < 0 ? 0 : (int) messages.subList(i + 1, messages.size()).stream()
+        .filter(m -> m instanceof ToolExecutionResultMessage).count();
+  }
+
+  /**
+   * {@code memory}'s messages followed by the tool calls and results recorded beyond it: what a
+   * checkpoint holds.
+   */
+  private static List<ChatMessage> withRecorded(List<ChatMessage> memory,
+      List<ToolExecutionRequest> requests, List<ToolExecutionResultMessage> results) {
+    List<ChatMessage> all = new ArrayList<>(memory);
+    if (!requests.isEmpty()) {
+      all.add(AiMessage.from(List.copyOf(requests)));
     }
-    return 0;
+    all.addAll(results);
+    return all;
   }
 
   /**
@@ -523,26 +528,13 @@ public final class AgentRun implements AutoCloseable {
 
   /** Whether the latest tool-requesting response in {@code messages} asked for {@code call}. */
   private static boolean requested(List<ChatMessage> messages, ToolExecutionRequest call) {
-    for (int i = messages.size() - 1; i >= 0; i--) {
-      if (messages.get(i) instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
-        return ai.toolExecutionRequests().stream().anyMatch(r -> sameCall(r, call));
-      }
-    }
-    return false;
+    return latestRound(messages).stream().anyMatch(r -> sameCall(r, call));
   }
 
   /** Whether {@code messages} hold {@code result} after their latest tool-requesting response. */
   private static boolean answered(List<ChatMessage> messages, ToolExecutionResultMessage result) {
-    for (int i = messages.size() - 1; i >= 0; i--) {
-      ChatMessage m = messages.get(i);
-      if (m instanceof ToolExecutionResultMessage r && sameResult(r, result)) {
-        return true;
-      }
-      if (m instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
-        return false;
-      }
-    }
-    return false;
+    return messages.subList(latestRoundIndex(messages) + 1, messages.size()).stream()
+        .anyMatch(m -> m instanceof ToolExecutionResultMessage r && sameResult(r, result));
   }
 
   private static boolean sameCall(ToolExecutionRequest a, ToolExecutionRequest b) {
@@ -603,13 +595,7 @@ public final class AgentRun implements AutoCloseable {
    */
   private Conversation repairInterruptedTools(Conversation c) {
     List<ChatMessage> messages = c.messages();
-    int last = -1;
-    for (int i = messages.size() - 1; i >= 0; i--) {
-      if (messages.get(i) instanceof AiMessage ai && ai.hasToolExecutionRequests()) {
-        last = i;
-        break;
-      }
-    }
+    int last = latestRoundIndex(messages);
     if (last < 0) {
       return c;
     }
