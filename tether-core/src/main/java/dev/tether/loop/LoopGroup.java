@@ -501,17 +501,21 @@ public final class LoopGroup {
       if (stragglersHandled) {
         return;
       }
-      List<Thread> alive;
+      List<Thread> alive = new ArrayList<>();
+      List<String> names = new ArrayList<>();
       synchronized (monitor) {
-        alive = loopThreads.stream().filter(Thread::isAlive).collect(Collectors.toList());
+        for (int i = 0; i < loopThreads.size(); i++) { // one thread per loop, in the loops' order
+          if (loopThreads.get(i).isAlive()) {
+            alive.add(loopThreads.get(i));
+            names.add(loops.get(i).name());
+          }
+        }
       }
       if (alive.isEmpty()) {
         return;
       }
       stragglersHandled = true;
-      interruptedAtDeadline = alive.stream().map(Thread::getName)
-          .map(n -> n.startsWith("tether-loop-") ? n.substring("tether-loop-".length()) : n)
-          .collect(Collectors.toUnmodifiableList());
+      interruptedAtDeadline = List.copyOf(names);
       for (Thread t : alive) {
         StringBuilder stack = new StringBuilder();
         for (StackTraceElement f : t.getStackTrace()) {

@@ -343,10 +343,7 @@ public final class MainLoop<T, R> implements WorkLoop {
   }
 
   private void handBack(List<Message<T, R>> messages) {
-    handBack(messages, shutdownRequested ? "shutting down" : "draining");
-  }
-
-  private void handBack(List<Message<T, R>> messages, String why) {
+    String why = shutdownRequested ? "shutting down" : "draining";
     for (Message<T, R> message : messages) {
       try {
         message.handBack();
@@ -372,11 +369,10 @@ public final class MainLoop<T, R> implements WorkLoop {
    */
   static final int MAX_UNCHARGED_DELIVERIES = 20;
 
-  /** Whether {@code failure} is, or was caused by, the store being unreachable. */
-  private static boolean storeUnreachable(Throwable failure) {
-    return storeFailure(failure) != null;
-  }
-
+  /**
+   * The {@link dev.tether.mailbox.MailboxConnectionException} that {@code failure} is or was
+   * caused by (the store was unreachable), or null.
+   */
   private static Throwable storeFailure(Throwable failure) {
     Throwable t = failure;
     for (int depth = 0; t != null && depth < 20; depth++, t = t.getCause()) {
@@ -483,14 +479,14 @@ public final class MainLoop<T, R> implements WorkLoop {
       handBack(List.of(message));
       return;
     }
-    if (failure != null && !leaseLost && !cancelled && storeUnreachable(failure)
-        && !requests.isAvailable()
+    Throwable unreachable = failure == null ? null : storeFailure(failure);
+    if (unreachable != null && !leaseLost && !cancelled && !requests.isAvailable()
         && message.deliveryCount() - message.attempt() < MAX_UNCHARGED_DELIVERIES) {
       // the store, not the work, failed (a checkpoint during a database restart or failover;
       // the mailbox's store saw it too, so it was not another store the handler writes to): the
       // attempt is not charged, and the next delivery resumes from the last checkpoint. Bounded,
       // so that a handler that meets it every time still reaches its budget
-      String why = firstLine(String.valueOf(storeFailure(failure).getMessage()));
+      String why = firstLine(String.valueOf(unreachable.getMessage()));
       try {
         message.handBack();
         safely(() -> listener.handedBack(message));
