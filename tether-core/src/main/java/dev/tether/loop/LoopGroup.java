@@ -651,7 +651,12 @@ public final class LoopGroup {
       return;
     }
     long until = System.nanoTime() + STRAGGLER_GRACE.toNanos();
-    while (caller.isAlive() && System.nanoTime() - until < 0 && !exiting(caller)) {
+    while (caller.isAlive() && !exiting(caller)) {
+      if (System.nanoTime() - until >= 0) {
+        log.info("Thread '{}', which ran the loop group, still runs {} after the group stopped; the"
+            + " JVM exits now", caller.getName(), STRAGGLER_GRACE);
+        return;
+      }
       try {
         caller.join(50);
       } catch (InterruptedException e) {

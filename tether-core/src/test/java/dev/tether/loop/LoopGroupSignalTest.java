@@ -84,7 +84,8 @@ class LoopGroupSignalTest {
     Outcome o = runAndTerminate(dir, "exit");
 
     assertThat(o.exitCode()).isEqualTo(SIGTERM_EXIT);
-    assertThat(o.stderr()).contains("Loop 'worker' stopped");
-    assertThat(o.exitMillisAfterSignal()).as("not the hook's 5 s wait").isLessThan(4000);
+    assertThat(o.stderr()).contains("Loop 'worker' stopped")
+        .as("the hook did not wait out its grace for the exiting thread")
+        .doesNotContain("which ran the loop group, still runs");
   }
 }
