@@ -90,6 +90,21 @@ class TetherShutdownTest {
             "spring.lifecycle.timeout-per-shutdown-phase=100ms");
   }
 
+  /**
+   * Sends a job that runs on past any shutdown request (interrupted only), closes the context
+   * while it runs, and returns the job's id.
+   */
+  private static String closeWhileALongJobRuns(ApplicationContextRunner runner) {
+    String[] id = new String[1];
+    runner.run(context -> {
+      Slow slow = context.getBean(Slow.class);
+      id[0] = context.getBean(TetherQueues.class).send("slow", "600000");
+      assertThat(slow.started.await(30, TimeUnit.SECONDS)).isTrue();
+      context.close();
+    });
+    return id[0];
+  }
+
   private static WorkItem item(Path file, String id) {
     try (TetherStore store = TetherStore.open(file.toString())) {
       return new QueueMonitor(store).item(Long.parseLong(id)).orElseThrow();
@@ -116,14 +131,8 @@ class TetherShutdownTest {
   @Test
   void workStillRunningAtTheShutdownTimeoutIsHandedBackUncharged() throws Exception {
     Path file = dir.resolve("handback.db");
-    String[] id = new String[1];
-    runner(file).withPropertyValues("tether.worker.shutdown-timeout=500ms").run(context -> {
-      Slow slow = context.getBean(Slow.class);
-      id[0] = context.getBean(TetherQueues.class).send("slow", "600000");
-      assertThat(slow.started.await(30, TimeUnit.SECONDS)).isTrue();
-      context.close();
-    });
-    WorkItem back = item(file, id[0]);
+    String id = closeWhileALongJobRuns(runner(file).withPropertyValues("tether.worker.shutdown-timeout=500ms"));
+    WorkItem back = item(file, id);
     assertThat(back.status()).isEqualTo(WorkStatus.PENDING);
     assertThat(back.attempts()).as("a hand-back is not charged").isZero();
     assertThat(back.deliveryCount()).isEqualTo(1);
@@ -135,15 +144,8 @@ class TetherShutdownTest {
     // handler ignores the shutdown request and is interrupted at 1 s: its hand-back needs the
     // store, which must still be open then
     Path file = dir.resolve("phase.db");
-    String[] id = new String[1];
-    shortShutdownPhase(file)
-        .run(context -> {
-          Slow slow = context.getBean(Slow.class);
-          id[0] = context.getBean(TetherQueues.class).send("slow", "600000");
-          assertThat(slow.started.await(30, TimeUnit.SECONDS)).isTrue();
-          context.close();
-        });
-    WorkItem back = item(file, id[0]);
+    String id = closeWhileALongJobRuns(shortShutdownPhase(file));
+    WorkItem back = item(file, id);
     assertThat(back.status()).isEqualTo(WorkStatus.PENDING);
     assertThat(back.attempts()).as("a hand-back is not charged").isZero();
   }
